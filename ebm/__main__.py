@@ -1,0 +1,5 @@
+import sys
+
+from ebm.cli import main
+
+sys.exit(main())

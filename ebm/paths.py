@@ -1,0 +1,26 @@
+"""Where ebm keeps its data: ``--db``/explicit paths, else ``EBM_HOME``, else a per-user dir."""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+import platformdirs
+
+
+def data_dir() -> Path:
+    """The per-user data directory (``EBM_HOME`` overrides it)."""
+    home = os.environ.get("EBM_HOME")
+    path = Path(home) if home else Path(platformdirs.user_data_dir("ebm"))
+    return path
+
+
+def package_data(name: str) -> Path:
+    """Path of a file shipped in ``ebm/data``."""
+    return Path(str(resources.files("ebm") / "data" / name))
+
+
+def rules_dir() -> Path:
+    """The rule tables shipped with the package (``rules/``)."""
+    return Path(str(resources.files("rules")))

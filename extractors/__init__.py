@@ -1,0 +1,1 @@
+"""Knowledge extractors: population, problem, intervention, outcome, evidence."""
