@@ -77,7 +77,7 @@ def main() -> None:
         sorted({(r["DescriptorUI"], r["PharmActionUI"]) for r in pa}),
     )
     print(
-        f"{len(desc_rows)} descriptors, {len(term_rows)} terms, {len(pa)} pharmacological actions -> {args.out}"
+        f"{len(desc_rows)} descriptors, {len(term_rows)} terms, {len(pa)} actions -> {args.out}"
     )
 
 
