@@ -1,0 +1,1 @@
+"""Text processing: sentences, sections, abbreviations, negation (see ``document.py``)."""
