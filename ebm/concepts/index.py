@@ -1,0 +1,299 @@
+"""Build and load the concept index (offline) in the data directory.
+
+Layout of ``<data dir>/concepts`` (``index_dir()``):
+- ``meta.json``: source, options, counts, build time, format version;
+- ``concepts.tsv.gz``: concept ID, preferred name, semantic groups ('|');
+- ``terms.tsv.gz``: normalised key (``ebm.concepts.normalize``), concept ID, rank
+  (0 preferred name, 1 concept-preferred term, 2 other entry term, 3 permuted term);
+- ``quickumls/``: the QuickUMLS index of the same strings (simstring + unqlite), with the
+  stopword list QuickUMLS reads in place of NLTK's download (``nltk_data/``);
+- ``rrf/``: the MeSH vocabulary written as MRCONSO.RRF / MRSTY.RRF (MeSH builds only).
+
+A build writes into a temporary sibling directory and renames it over the old index at the
+end, so an interrupted ``ebm setup`` leaves the previous index usable.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ebm.concepts.normalize import term_keys
+from ebm.concepts.umls import Atom, iter_atoms, read_groups, release_file
+from ebm.errors import DataError
+from ebm.paths import data_dir, rules_dir
+
+FORMAT_VERSION = 1
+PREFERRED_TTYS = frozenset({"MH", "PEP", "PT", "PN", "PTN", "PTGB"})
+
+
+def index_dir() -> Path:
+    return data_dir() / "concepts"
+
+
+def stopwords() -> frozenset[str]:
+    path = rules_dir() / "stopwords_en.txt"
+    words = [w.strip() for w in path.read_text(encoding="utf-8").splitlines()]
+    return frozenset(w for w in words if w and not w.startswith("#"))
+
+
+def atom_rank(atom: Atom) -> int:
+    if atom.preferred:
+        return 0
+    if atom.tty in PREFERRED_TTYS:
+        return 1
+    if atom.tty == "PM":
+        return 3
+    return 2
+
+
+def usable_key(key: str, stop: frozenset[str]) -> bool:
+    """False for keys that would only produce noise: all stopwords, all digits, or one short
+    lowercase token ("ca" the abbreviation of circa is not calcium; "Ca" keeps its case)."""
+    toks = key.split(" ")
+    if all(t.lower() in stop or t.isdigit() for t in toks):
+        return False
+    if len(toks) == 1:
+        t = toks[0]
+        if len(t) < 2 or (len(t) < 3 and t.islower()):
+            return False
+    return True
+
+
+@dataclass
+class BuildStats:
+    source: str
+    strings: int = 0
+    concepts: int = 0
+    keys: int = 0
+    seconds: float = 0.0
+    bytes: int = 0
+    include_permuted: bool = True
+    quickumls: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _write_gz(path: Path, lines: Iterator[str]) -> None:
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, compresslevel=6) as gz:
+        for line in lines:
+            gz.write(line.encode("utf-8"))
+
+
+def build_index(
+    rrf_dir: Path,
+    out_dir: Path,
+    *,
+    source: str,
+    include_permuted: bool = True,
+    with_quickumls: bool = True,
+    languages: frozenset[str] = frozenset({"ENG"}),
+    sources: frozenset[str] | None = None,
+    progress: Callable[[int], None] | None = None,
+    keep_rrf: bool = False,
+) -> BuildStats:
+    """Index the release in ``rrf_dir`` into ``out_dir`` (replaced atomically); ``keep_rrf``
+    moves ``rrf_dir`` into the index (for the MeSH release written by setup)."""
+    t0 = time.perf_counter()
+    stats = BuildStats(source=source, include_permuted=include_permuted, quickumls=with_quickumls)
+    groups = read_groups(rrf_dir)
+    stop = stopwords()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".concepts-build-", dir=out_dir.parent))
+    try:
+        names: dict[str, str] = {}
+        named_by_preferred: set[str] = set()
+        keys: dict[str, dict[str, int]] = {}
+        ss_db = cui_db = None
+        if with_quickumls:
+            ss_db, cui_db = _quickumls_writers(tmp / "quickumls")
+        seen_strings: set[str] = set()
+        qu_seen: set[tuple[str, str]] = set()
+        for atom in iter_atoms(rrf_dir, languages, sources, include_permuted, progress):
+            stats.strings += 1
+            if atom.cui not in names or (atom.preferred and atom.cui not in named_by_preferred):
+                names[atom.cui] = atom.text
+                if atom.preferred:
+                    named_by_preferred.add(atom.cui)
+            rank = atom_rank(atom)
+            for key in term_keys(atom.text):
+                if not usable_key(key, stop):
+                    continue
+                per = keys.setdefault(key, {})
+                if rank < per.get(atom.cui, 99):
+                    per[atom.cui] = rank
+            if ss_db is not None and cui_db is not None:
+                lowered = atom.text.lower()
+                if (atom.cui, lowered) not in qu_seen:
+                    qu_seen.add((atom.cui, lowered))
+                    if lowered not in seen_strings:
+                        seen_strings.add(lowered)
+                        ss_db.insert(lowered)
+                    cui_db.insert(lowered, atom.cui, list(groups.get(atom.cui, ())), int(atom.preferred))
+        if not names:
+            raise DataError(f"no usable English rows in {release_file(rrf_dir, 'MRCONSO.RRF')}")
+        stats.concepts = len(names)
+        stats.keys = len(keys)
+        _write_gz(
+            tmp / "concepts.tsv.gz",
+            (f"{cui}\t{name}\t{'|'.join(groups.get(cui, ()))}\n" for cui, name in sorted(names.items())),
+        )
+        _write_gz(
+            tmp / "terms.tsv.gz",
+            (f"{k}\t{cui}\t{rank}\n" for k, per in sorted(keys.items()) for cui, rank in sorted(per.items())),
+        )
+        del ss_db, cui_db  # close the QuickUMLS databases before moving them
+        if keep_rrf:
+            shutil.move(str(rrf_dir), str(tmp / "rrf"))
+        stats.seconds = time.perf_counter() - t0
+        stats.bytes = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
+        meta = {
+            "format": FORMAT_VERSION,
+            "source": source,
+            "rrf": str(rrf_dir),
+            "include_permuted": include_permuted,
+            "quickumls": with_quickumls,
+            "strings": stats.strings,
+            "concepts": stats.concepts,
+            "keys": stats.keys,
+            "build_seconds": round(stats.seconds, 1),
+            "bytes": stats.bytes,
+            "built": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        _replace_dir(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return stats
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    old = None
+    if target.exists():
+        old = target.with_name(f".{target.name}-old-{os.getpid()}")
+        target.rename(old)
+    new.rename(target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _quickumls_writers(path: Path) -> tuple[Any, Any]:
+    """QuickUMLS's own database writers, with the flag files its constructor reads."""
+    from quickumls.toolbox import CuiSemTypesDB, SimstringDBWriter
+
+    (path / "umls-simstring.db").mkdir(parents=True)
+    (path / "cui-semtypes.db").mkdir()
+    (path / "lowercase.flag").write_text("")
+    (path / "language.flag").write_text("ENG")
+    (path / "database_backend.flag").write_text("unqlite")
+    corpus = path / "nltk_data" / "corpora" / "stopwords"
+    corpus.mkdir(parents=True)
+    (corpus / "english").write_text("\n".join(sorted(stopwords())) + "\n", encoding="utf-8")
+    return (
+        SimstringDBWriter(str(path / "umls-simstring.db")),
+        CuiSemTypesDB(str(path / "cui-semtypes.db"), database_backend="unqlite"),
+    )
+
+
+def read_meta(directory: Path | None = None) -> dict[str, Any]:
+    directory = directory or index_dir()
+    path = directory / "meta.json"
+    if not path.exists():
+        raise DataError(f"no concept index at {directory}: run `ebm setup` first")
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    if meta.get("format") != FORMAT_VERSION:
+        raise DataError(
+            f"concept index at {directory} has format {meta.get('format')}, this ebm needs "
+            f"{FORMAT_VERSION}: run `ebm setup` again"
+        )
+    return meta
+
+
+@dataclass(frozen=True)
+class ConceptInfo:
+    cui: str
+    name: str
+    groups: tuple[str, ...]
+
+
+def read_concepts(directory: Path) -> dict[str, ConceptInfo]:
+    out: dict[str, ConceptInfo] = {}
+    with gzip.open(directory / "concepts.tsv.gz", "rt", encoding="utf-8") as f:
+        for line in f:
+            cui, name, groups = line.rstrip("\n").split("\t")
+            out[cui] = ConceptInfo(cui, name, tuple(groups.split("|")) if groups else ())
+    return out
+
+
+def read_terms(directory: Path) -> Iterator[tuple[str, str, int]]:
+    with gzip.open(directory / "terms.tsv.gz", "rt", encoding="utf-8") as f:
+        for line in f:
+            key, cui, rank = line.rstrip("\n").split("\t")
+            yield key, cui, int(rank)
+
+
+def build_mesh_index(
+    out_dir: Path | None = None,
+    *,
+    include_permuted: bool = True,
+    with_quickumls: bool = True,
+    progress: Callable[[int], None] | None = None,
+) -> BuildStats:
+    """Write the shipped MeSH 2024 as RRF and index it (``ebm setup``)."""
+    from ebm.concepts.rrf import write_mesh_rrf
+
+    out_dir = out_dir or index_dir()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    rrf = Path(tempfile.mkdtemp(prefix=".mesh-rrf-", dir=out_dir.parent))
+    try:
+        write_mesh_rrf(rrf)
+        return build_index(
+            rrf,
+            out_dir,
+            source="MeSH 2024",
+            include_permuted=include_permuted,
+            with_quickumls=with_quickumls,
+            progress=progress,
+            keep_rrf=True,
+        )
+    finally:
+        shutil.rmtree(rrf, ignore_errors=True)
+
+
+def build_umls_index(
+    umls_dir: Path,
+    out_dir: Path | None = None,
+    *,
+    include_permuted: bool = True,
+    with_quickumls: bool = True,
+    sources: frozenset[str] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> BuildStats:
+    """Index a licensed UMLS release (``ebm setup --umls DIR``)."""
+    if not umls_dir.is_dir():
+        raise DataError(f"UMLS directory not found: {umls_dir}")
+    return build_index(
+        umls_dir,
+        out_dir or index_dir(),
+        source=f"UMLS ({umls_dir})",
+        include_permuted=include_permuted,
+        with_quickumls=with_quickumls,
+        sources=sources,
+        progress=progress,
+    )
+
+
+def count_rrf_rows(rrf_dir: Path) -> int:
+    """Rows of MRCONSO.RRF (for a progress bar); 0 when it is compressed."""
+    from ebm.concepts.umls import count_lines
+
+    path = release_file(rrf_dir, "MRCONSO.RRF")
+    return 0 if path.suffix == ".gz" else count_lines(path)

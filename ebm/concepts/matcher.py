@@ -1,0 +1,283 @@
+"""Concept matchers: text -> concept mentions (span, concept ID, preferred name, groups).
+
+``ConceptMatcher`` is the interface. Two implementations over the same index:
+- ``DictionaryMatcher`` (default): exact lookup of normalised token n-grams
+  (``ebm.concepts.normalize``) in a dict of the vocabulary's keys; longest match first.
+  Thousands of abstracts per second.
+- ``QuickUMLSMatcher``: QuickUMLS approximate (simstring) matching, run offline with a
+  blank spaCy pipeline and the shipped stopword list; the reference and the fuzzy component.
+
+Both drop what ``rules/concept_stoplist.tsv`` lists (generic words such as "drug", "disease").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from ebm.concepts.index import (
+    ConceptInfo,
+    index_dir,
+    read_concepts,
+    read_meta,
+    read_terms,
+    stopwords,
+)
+from ebm.concepts.normalize import DROPPED_IN_TERMS, Token, term_keys, tokenize
+from ebm.errors import DataError
+from ebm.paths import rules_dir
+
+
+@dataclass(frozen=True)
+class ConceptMatch:
+    start: int  # character offsets into the matched text
+    end: int
+    text: str  # the text as written
+    cui: str  # concept ID: a MeSH descriptor UI (or a UMLS CUI with a UMLS index)
+    name: str  # the concept's preferred name
+    groups: tuple[str, ...]  # semantic groups (ebm.concepts.groups), e.g. ("DISO",)
+    similarity: float  # 1.0 for an exact (normalised) match
+    alternatives: tuple[str, ...] = ()  # other concept IDs the same string names equally well
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "cui": self.cui,
+            "name": self.name,
+            "groups": list(self.groups),
+            "similarity": round(self.similarity, 3),
+            "alternatives": list(self.alternatives),
+        }
+
+
+class ConceptMatcher(Protocol):
+    name: str
+
+    def match(self, text: str) -> list[ConceptMatch]:
+        """Non-overlapping concept mentions in ``text``, in text order."""
+        ...
+
+    def concept(self, cui: str) -> ConceptInfo | None:
+        """Preferred name and groups of a concept ID."""
+        ...
+
+
+# --- stoplist -----------------------------------------------------------------------------
+
+_STOP_KINDS = ("term", "concept")
+
+
+@dataclass(frozen=True)
+class Stoplist:
+    keys: frozenset[str]  # normalised term keys never matched
+    concepts: frozenset[str]  # concept IDs never reported
+
+
+def load_stoplist(path: Path | None = None) -> Stoplist:
+    """``rules/concept_stoplist.tsv``: ``term<TAB>TEXT`` or ``concept<TAB>ID``, then a reason."""
+    path = path or rules_dir() / "concept_stoplist.tsv"
+    keys: set[str] = set()
+    concepts: set[str] = set()
+    if not path.exists():
+        return Stoplist(frozenset(), frozenset())
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        fields = [f.strip() for f in line.split("\t")]
+        if len(fields) < 2 or fields[0] not in _STOP_KINDS or not fields[1]:
+            raise DataError(f"{path}:{n}: expected 'term<TAB>TEXT' or 'concept<TAB>ID', got {raw!r}")
+        if fields[0] == "term":
+            keys.update(term_keys(fields[1]))
+        else:
+            if not re.fullmatch(r"[A-Z]\d+", fields[1]):
+                raise DataError(f"{path}:{n}: {fields[1]!r} is not a concept ID (D000001, C0000001)")
+            concepts.add(fields[1])
+    return Stoplist(frozenset(keys), frozenset(concepts))
+
+
+# --- dictionary matcher -------------------------------------------------------------------
+
+
+class DictionaryMatcher:
+    """Exact matching of normalised n-grams against the vocabulary's keys, longest first."""
+
+    name = "dictionary"
+
+    def __init__(self, directory: Path | None = None, stoplist: Stoplist | None = None) -> None:
+        self.directory = directory or index_dir()
+        self.meta = read_meta(self.directory)
+        self.stoplist = stoplist if stoplist is not None else load_stoplist()
+        self.concepts = read_concepts(self.directory)
+        # key -> concept IDs of the best rank for that key (ties kept, in ID order)
+        best: dict[str, tuple[int, list[str]]] = {}
+        for key, cui, rank in read_terms(self.directory):
+            if key in self.stoplist.keys or cui in self.stoplist.concepts:
+                continue
+            cur = best.get(key)
+            if cur is None or rank < cur[0]:
+                best[key] = (rank, [cui])
+            elif rank == cur[0]:
+                cur[1].append(cui)
+        self.entries: dict[str, tuple[str, ...]] = {k: tuple(v[1]) for k, v in best.items()}
+        self.max_len: dict[str, int] = {}
+        for key in self.entries:
+            toks = key.split(" ")
+            if len(toks) > self.max_len.get(toks[0], 0):
+                self.max_len[toks[0]] = len(toks)
+
+    def concept(self, cui: str) -> ConceptInfo | None:
+        return self.concepts.get(cui)
+
+    def candidates(self, text: str) -> list[tuple[int, int, tuple[str, ...]]]:
+        """The longest vocabulary match starting at each token: (start, end, concept IDs)."""
+        out: list[tuple[int, int, tuple[str, ...]]] = []
+        entries, max_len = self.entries, self.max_len
+        for segment in tokenize(text):
+            seg: list[Token] = [t for t in segment if t.norm not in DROPPED_IN_TERMS]
+            norms = [t.norm for t in seg]
+            n = len(norms)
+            for i in range(n):
+                longest = max_len.get(norms[i])
+                if longest is None:
+                    continue
+                for j in range(min(n, i + longest), i, -1):
+                    cuis = entries.get(" ".join(norms[i:j]))
+                    if cuis:
+                        out.append((seg[i].start, seg[j - 1].end, cuis))
+                        break
+        return out
+
+    def match(self, text: str) -> list[ConceptMatch]:
+        cands = self.candidates(text)
+        # Longest span wins; among equals, the earlier one.
+        cands.sort(key=lambda c: (c[0] - c[1], c[0]))
+        taken: list[tuple[int, int]] = []
+        chosen = []
+        for start, end, cuis in cands:
+            if any(start < e and s < end for s, e in taken):
+                continue
+            taken.append((start, end))
+            chosen.append((start, end, cuis))
+        chosen.sort()
+        out = []
+        for start, end, cuis in chosen:
+            info = self.concepts[cuis[0]]
+            out.append(
+                ConceptMatch(start, end, text[start:end], info.cui, info.name, info.groups, 1.0, cuis[1:])
+            )
+        return out
+
+
+# --- QuickUMLS ----------------------------------------------------------------------------
+
+
+class QuickUMLSMatcher:
+    """QuickUMLS's approximate matcher, offline: no spaCy model, no NLTK download.
+
+    Candidates for a span are ranked by similarity first (QuickUMLS adds 1 for a preferred
+    term, so a preferred fuzzy match would beat an exact synonym).
+    """
+
+    name = "quickumls"
+
+    def __init__(
+        self,
+        directory: Path | None = None,
+        threshold: float = 0.9,
+        similarity: str = "jaccard",
+        window: int = 5,
+        stoplist: Stoplist | None = None,
+    ) -> None:
+        self.directory = directory or index_dir()
+        self.meta = read_meta(self.directory)
+        if not self.meta.get("quickumls"):
+            raise DataError(f"the concept index at {self.directory} was built without QuickUMLS")
+        self.stoplist = stoplist if stoplist is not None else load_stoplist()
+        self.concepts = read_concepts(self.directory)
+        self.threshold = threshold
+        self._qu = _offline_quickumls(self.directory / "quickumls", threshold, similarity, window)
+
+    def concept(self, cui: str) -> ConceptInfo | None:
+        return self.concepts.get(cui)
+
+    def match(self, text: str) -> list[ConceptMatch]:
+        out = []
+        for group in self._qu.match(text, best_match=True, ignore_syntax=False):
+            best = group[0]
+            cui = best["cui"]
+            if cui in self.stoplist.concepts or any(k in self.stoplist.keys for k in term_keys(best["term"])):
+                continue
+            info = self.concepts.get(cui)
+            if info is None:
+                continue
+            alts = tuple(m["cui"] for m in group[1:] if m["similarity"] == best["similarity"])
+            out.append(
+                ConceptMatch(
+                    best["start"],
+                    best["end"],
+                    text[best["start"] : best["end"]],
+                    cui,
+                    info.name,
+                    info.groups,
+                    float(best["similarity"]),
+                    tuple(dict.fromkeys(a for a in alts if a != cui)),
+                )
+            )
+        out.sort(key=lambda m: m.start)
+        return out
+
+
+def _offline_quickumls(path: Path, threshold: float, similarity: str, window: int) -> Any:
+    import nltk
+    import spacy
+    from quickumls import QuickUMLS
+
+    class _QuickUMLS(QuickUMLS):  # type: ignore[misc]
+        def _get_all_matches(self, ngrams: Any) -> list[list[dict[str, Any]]]:
+            groups = super()._get_all_matches(ngrams)
+            return [sorted(g, key=lambda m: (m["similarity"], m["preferred"]), reverse=True) for g in groups]
+
+    nltk_dir = str(path / "nltk_data")
+    if nltk_dir not in nltk.data.path:
+        nltk.data.path.insert(0, nltk_dir)
+    qu = _QuickUMLS(
+        str(path),
+        threshold=threshold,
+        similarity_name=similarity,
+        window=window,
+        accepted_semtypes=None,
+        spacy_component=True,  # skips spacy.load of a model we do not have
+    )
+    qu._stopwords = set(stopwords()) | {"time"}
+    qu.nlp = spacy.blank("en")
+    return qu
+
+
+# --- loading ------------------------------------------------------------------------------
+
+MATCHERS = ("dictionary", "quickumls")
+
+
+@cache
+def default_matcher() -> DictionaryMatcher:
+    """The dictionary matcher over the index in the data directory, loaded once."""
+    return DictionaryMatcher()
+
+
+def load_matcher(kind: str = "dictionary", directory: Path | None = None, **options: Any) -> ConceptMatcher:
+    if kind == "dictionary":
+        return DictionaryMatcher(directory, **options)
+    if kind == "quickumls":
+        return QuickUMLSMatcher(directory, **options)
+    raise DataError(f"unknown concept matcher {kind!r} (choose from {', '.join(MATCHERS)})")
+
+
+def match_all(matcher: ConceptMatcher, texts: Sequence[str]) -> list[list[ConceptMatch]]:
+    return [matcher.match(t) for t in texts]

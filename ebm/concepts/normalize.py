@@ -1,0 +1,159 @@
+"""Token normalisation shared by the vocabulary index and the text being matched.
+
+Vocabulary strings and text go through the same functions, so a rule only has to make the
+two spellings of a word meet; it never has to produce a "correct" word. Normalisation:
+- tokens are runs of letters or digits (letter/digit boundaries split: "IL6" = "IL-6");
+  Greek letters become their names ("TNF-α" = "TNF-alpha"); accents are dropped;
+- case is kept for acronyms (all capitals: "AIDS" is not "aids") and for one- or
+  two-letter tokens with a capital ("Ca", "NO"), and folded otherwise;
+- plurals become singulars by suffix rules ("therapies", "diagnoses", "NSAIDs");
+- British spellings meet American ones ("haemorrhage", "oedema", "tumour", "-isation");
+- possessive 's is dropped ("Parkinson's disease" = "Parkinson disease"); "the" inside a
+  term is dropped.
+
+Text is split into segments at hard punctuation (";", or ",.:()[]/" next to whitespace):
+a vocabulary term never matches across one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import NamedTuple
+
+GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta",
+    "η": "eta", "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu",
+    "ν": "nu", "ξ": "xi", "ο": "omicron", "π": "pi", "ρ": "rho", "σ": "sigma", "ς": "sigma",
+    "τ": "tau", "υ": "upsilon", "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega",
+}  # fmt: skip
+_GREEK_CHARS = "".join(GREEK) + "".join(g.upper() for g in GREEK)
+
+# A token: digits, one Greek letter, or a run of other letters.
+_TOKEN = re.compile(rf"[0-9]+|[{_GREEK_CHARS}]|[^\W\d_{_GREEK_CHARS}]+")
+_APOSTROPHES = "'’`´"
+_ALWAYS_BREAK = set(";!?")
+_BREAK_NEAR_SPACE = set(",.:()[]{}/")
+
+IRREGULAR_PLURALS = {
+    "women": "woman", "men": "man", "children": "child", "feet": "foot", "teeth": "tooth",
+    "mice": "mouse", "lice": "louse", "geese": "goose", "oxen": "ox", "people": "person",
+}  # fmt: skip
+_NO_PLURAL = ("ss", "us", "is", "as", "ys", "os")
+_BRITISH = [
+    (re.compile(r"(?<!^)ae|^ae(?!r)"), "e"),  # haem, anaemia, aetiology; not aerobic
+    (re.compile(r"oe"), "e"),  # oedema, oesophagus, foetus, diarrhoea, oestrogen
+    (re.compile(r"our(al|ed|ing|ite|able)?$"), r"or\1"),  # tumour, behavioural
+    (re.compile(r"(?<=[a-z]{2})is(e|ed|es|ing|ation|ations|er|ers)$"), r"iz\1"),  # -ise, -isation
+    (re.compile(r"(?<=[a-z])yse(d|s)?$"), r"yze\1"),  # analyse, dialysed
+    (re.compile(r"sulph"), "sulf"),
+    (re.compile(r"(?<=[a-z][tb])re$"), "er"),  # fibre, centre, litre
+    (re.compile(r"ageing"), "aging"),
+    (re.compile(r"lling$"), "ling"),  # labelling, modelling
+    (re.compile(r"lled$"), "led"),
+]
+
+
+class Token(NamedTuple):
+    start: int
+    end: int
+    norm: str
+
+
+def _strip_accents(s: str) -> str:
+    if s.isascii():
+        return s
+    return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
+
+
+def singular(w: str) -> str:
+    """A lowercase word's singular by suffix rules (only has to be consistent)."""
+    if w in IRREGULAR_PLURALS:
+        return IRREGULAR_PLURALS[w]
+    n = len(w)
+    if n < 4:
+        return w
+    if w.endswith("ies") and n > 4:
+        return w[:-3] + "y"
+    if w.endswith("sis"):  # diagnosis / diagnoses -> diagnose
+        return w[:-2] + "e"
+    if w.endswith("uses"):  # viruses -> virus
+        return w[:-2]
+    if w.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        return w[:-2]
+    if w.endswith("ae") and n > 4:  # vertebrae, larvae
+        return w[:-1]
+    if w.endswith("s") and not w.endswith(_NO_PLURAL):
+        return w[:-1]
+    return w
+
+
+@lru_cache(maxsize=200_000)
+def normalize_token(tok: str) -> str:
+    """The normalised form of one token (see module docstring)."""
+    if tok in GREEK:
+        return GREEK[tok]
+    if tok.lower() in GREEK:
+        return GREEK[tok.lower()]
+    if tok.isdigit():
+        return tok
+    tok = _strip_accents(tok)
+    if len(tok) >= 3 and tok[-1] == "s" and tok[:-1].isupper():  # NSAIDs -> NSAID
+        return tok[:-1]
+    if tok.isupper() or (len(tok) <= 2 and not tok.islower()):
+        return tok
+    w = singular(tok.lower())
+    for pattern, repl in _BRITISH:
+        w = pattern.sub(repl, w)
+    return w
+
+
+def tokenize(text: str) -> list[list[Token]]:
+    """Normalised tokens of ``text`` grouped into segments no term may cross."""
+    segments: list[list[Token]] = []
+    current: list[Token] = []
+    prev_end = 0
+    for m in _TOKEN.finditer(text):
+        start, end = m.span()
+        word = m.group()
+        if word == "s" and start > 0 and text[start - 1] in _APOSTROPHES:
+            prev_end = end
+            continue  # possessive
+        if current:
+            gap = text[prev_end:start]
+            if gap and _is_break(gap):
+                segments.append(current)
+                current = []
+        current.append(Token(start, end, normalize_token(word)))
+        prev_end = end
+    if current:
+        segments.append(current)
+    return segments
+
+
+def _is_break(gap: str) -> bool:
+    if any(c in _ALWAYS_BREAK for c in gap):
+        return True
+    if gap.isspace():
+        return False
+    has_space = any(c.isspace() for c in gap)
+    return has_space and any(c in _BREAK_NEAR_SPACE for c in gap)
+
+
+DROPPED_IN_TERMS = frozenset({"the"})
+
+
+def term_keys(term: str) -> list[str]:
+    """Lookup keys of a vocabulary string: its normalised tokens joined by spaces, plus the
+    variant with hyphenated parts written solid ("Non-Steroidal" also as "nonsteroidal")."""
+    toks = [t.norm for seg in tokenize(term) for t in seg]
+    toks = [t for t in toks if t not in DROPPED_IN_TERMS] or toks
+    keys = [" ".join(toks)] if toks else []
+    if "-" in term:
+        solid = [t.norm for seg in tokenize(re.sub(r"(?<=[^\W\d_])-(?=[^\W\d_])", "", term)) for t in seg]
+        solid = [t for t in solid if t not in DROPPED_IN_TERMS] or solid
+        key = " ".join(solid)
+        if solid and key not in keys:
+            keys.append(key)
+    return keys
