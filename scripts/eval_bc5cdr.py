@@ -131,7 +131,7 @@ def predict(docs: Iterable[Doc], args: argparse.Namespace) -> dict[str, list[tup
     for doc in docs:
         if pipeline is not None:
             document = pipeline.process(citation_of(doc))
-            found = annotate(document, matcher)
+            found = annotate(document, matcher, negation=None)
             # Document.text is title then sections; map back to PubTator offsets by text search.
             offset = _offset_map(doc, document.text)
             out[doc.pmid] = [(offset(c.start), offset(c.end), c.cui, c.groups) for c in found]
