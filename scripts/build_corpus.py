@@ -37,6 +37,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 from ebm.citation import AbstractSection, Citation, MeshHeading, Qualifier
+from ebm.errors import InputError
 from ebm.medline import read_citations
 from ebm.mesh import MeshVocabulary, mesh
 
@@ -258,9 +259,7 @@ def merge(records: list[Citation]) -> Citation:
 def build(shared: Path) -> tuple[list[Citation], dict[str, int], MeshMapper]:
     xml_records = list(medline(shared))
     known_labels = {s.label for c in xml_records for s in c.abstract or () if s.label}
-    qualifier_uis = {
-        q.name: q.ui for c in xml_records for h in c.mesh_headings or () for q in h.qualifiers if q.ui
-    }
+    qualifier_uis = _qualifier_uis(xml_records, shared)
     mapper = MeshMapper(mesh(), qualifier_uis)
     qa = list(pubmedqa(shared, mapper))
     eo = list(evidence_outcomes(shared))
@@ -278,6 +277,20 @@ def build(shared: Path) -> tuple[list[Citation], dict[str, int], MeshMapper]:
             by_pmid.setdefault(c.pmid, []).append(c)
     merged = [merge(recs) for _pmid, recs in sorted(by_pmid.items(), key=lambda kv: int(kv[0]))]
     return merged, counts, mapper
+
+
+def _qualifier_uis(xml_records: list[Citation], shared: Path) -> dict[str, str]:
+    """Qualifier name -> UI as printed in real records (no qualifier vocabulary is available).
+
+    The E-utilities samples are read too: they name a few qualifiers the MEDLINE files lack.
+    """
+    records = list(xml_records)
+    for path in sorted((shared / "eutils").rglob("*.xml")):
+        try:
+            records.extend(read_citations(path))
+        except InputError:
+            continue  # einfo, esearch, ... replies: not PubMed XML
+    return {q.name: q.ui for c in records for h in c.mesh_headings or () for q in h.qualifiers if q.ui}
 
 
 def _fill_ui(h: MeshHeading, mapper: MeshMapper) -> MeshHeading:
