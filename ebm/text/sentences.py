@@ -22,7 +22,7 @@ from collections.abc import Iterator
 NON_FINAL_ABBREVIATIONS: frozenset[str] = frozenset(
     """
     vs v al e.g eg i.e ie cf viz fig figs ref refs eq eqs approx ca dr mr mrs ms prof
-    st sr jr vol vols pp spp sp subsp var incl esp nb n.b corp dept univ
+    st sr jr vol vols pp incl esp nb n.b corp dept univ
     jan feb mar apr jun jul aug sep sept oct nov dec
     """.split()
 )
@@ -30,7 +30,8 @@ NON_FINAL_ABBREVIATIONS: frozenset[str] = frozenset(
 # Abbreviations that end a sentence when a capitalised word follows ("... and so on, etc. The")
 # but not otherwise.
 AMBIGUOUS_ABBREVIATIONS: frozenset[str] = frozenset(
-    "etc u.s u.k e.u inc co ltd resp iv im ip po sc mo yr yrs wk wks bid tid qid qd prn".split()
+    "etc u.s u.k e.u inc co ltd resp iv im ip po sc mo yr yrs wk wks bid tid qid qd prn"
+    " spp sp ssp subsp var".split()
 )
 # Followed by a number these never end a sentence ("No. 5", "Nos. 3 and 4").
 _NUMBER_ABBREVIATIONS: frozenset[str] = frozenset({"no", "nos", "nr"})
@@ -41,25 +42,30 @@ _CANDIDATE = re.compile(r"[.?!]+['\"”’)\]]*(?=\s)")
 _NEWLINE = re.compile(r"[ \t]*\n\s*")
 _WORD_BEFORE = re.compile(r"(\S+)$")
 _NEXT_WORD = re.compile(r"\s*(\S+)")
+# Lower-case words that open sentences in careless text ("... from 2006 to 2008. we computed").
+SENTENCE_OPENERS: frozenset[str] = frozenset("we the this these our there it in a an".split())
+_DOTTED = re.compile(r"^(?:[a-z]{1,4}\.)+[a-z]{1,4}$")
+_GLUED_VS = re.compile(r"[^a-z]vs$")
 _LIST_MARKER = re.compile(r"^\(?\d{1,2}[.)]?$|^\(?[ivx]{1,4}[.)]$|^\(?[a-h][.)]$")
 
 
-def _opens_unclosed_paren(text: str, start: int, pos: int, lookahead: int = 200) -> bool:
-    """True when ``pos`` lies inside a parenthesis that opens after ``start`` and closes soon.
+def _opens_unclosed_paren(text: str, start: int, pos: int, reach: int = 200) -> bool:
+    """True when ``pos`` lies inside a short parenthesis: opened after ``start``, within ``reach``
+    characters before ``pos``, and closed within ``reach`` characters after it.
 
     A period inside "(n = 12, vs. 8 in controls.)" does not end the enclosing sentence. An
     unbalanced "(" (typo, list marker "1)") must not swallow the rest of the text, hence the
-    requirement that the bracket actually closes within ``lookahead`` characters.
+    limits on both sides.
     """
     depth = 0
-    for ch in text[start:pos]:
+    for ch in text[max(start, pos - reach) : pos]:
         if ch in "([":
             depth += 1
         elif ch in ")]" and depth > 0:
             depth -= 1
     if depth == 0:
         return False
-    tail = text[pos : pos + lookahead]
+    tail = text[pos : pos + reach]
     close = min((i for i in (tail.find(")"), tail.find("]")) if i >= 0), default=-1)
     return close >= 0 and "\n" not in tail[:close]
 
@@ -97,30 +103,37 @@ def _is_boundary(text: str, seg_start: int, mark_start: int, mark_end: int, sent
     # Strip opening punctuation of the previous token: "(vs." -> "vs".
     bare = prev.lstrip("([{\"'“‘").lower()
     closing = len(mark.rstrip(".?!")) > 0  # ".)" or '."': the period is inside a bracket/quote
-    if not closing:
-        if bare in NON_FINAL_ABBREVIATIONS:
+    # Inside a short parenthesis: "(i.v. MgSO4)", "(P. Howlin, R. K. Gordon, 2007)", "(s.d. 6.9%)".
+    if _opens_unclosed_paren(text, sent_start, mark_end):
+        return False
+    acronym = len(bare) >= 2 and bare.isalpha() and prev.strip("([{\"'“‘").isupper()  # "MS", "NO", "CA"
+    if not closing and not acronym:
+        if bare in NON_FINAL_ABBREVIATIONS or _GLUED_VS.search(bare):  # "79.9%vs. 53.3%"
             return False
         if bare in AMBIGUOUS_ABBREVIATIONS:
             return next_word[0].isupper()
         if bare in _NUMBER_ABBREVIATIONS and next_word[0].isdigit():
             return False
-        # Numbered list marker at the start of a sentence: "2. Patients ..."
-        if m_prev is not None and m_prev.start() == sent_start and _LIST_MARKER.match(prev + "."):
-            return False
+        # Numbered list marker opening a sentence or following a colon: "2. Patients", "were: 1. Drinking"
+        if m_prev is not None and _LIST_MARKER.match(prev + "."):
+            before = text[sent_start : m_prev.start()].rstrip()
+            if not before or before.endswith(":"):
+                return False
         # Single capital letter: an initial or a genus ("H. pylori", "E. coli") when a
         # lower-case word follows; otherwise "vitamin D." / "hepatitis B." end sentences.
         if len(bare) == 1 and bare.isalpha():
             return _starts_sentence(next_word) and not next_word[0].islower()
-        # Dotted abbreviations: "i.v.", "U.S.", "a.m." are sentence-final only before a capital.
-        if "." in bare.strip("."):
-            return next_word[0].isupper() or next_word[0].isdigit()
-    if _opens_unclosed_paren(text, sent_start, mark_end):
-        return False
+        # Dotted abbreviations ("i.v.", "U.S.", "s.d.") end a sentence only before a capital.
+        if _DOTTED.match(bare.rstrip(".")):
+            return next_word[0].isupper()
     if _starts_sentence(next_word):
         return True
     # A lower-case word after a period: a boundary only after an ordinary word, since the
     # period of an abbreviation ("approx. five", "s.c. injection") is the usual cause.
-    return _is_ordinary_word(bare.rstrip(".,;:)]'\"")) and not closing
+    if closing:
+        return False
+    word = bare.rstrip(".,;:)]'\"")
+    return _is_ordinary_word(word) or (next_word in SENTENCE_OPENERS and len(word) > 1)
 
 
 def split_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
