@@ -315,10 +315,61 @@ def pool_pmids(shared: Path) -> set[str]:
     return {line.split()[2] for line in path.read_text().splitlines() if line.strip()}
 
 
+def verify_pools(citations: list[Citation], bench: Path) -> None:
+    """Re-pool the benchmark questions by BM25 over this corpus and compare with pools.run.
+
+    Index as the pools were built: SQLite FTS5, porter tokenizer, title weight 5, abstract 1;
+    abstract = each section's text preceded by its label.
+    """
+    import sqlite3
+
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(pmid UNINDEXED, title, abstract, tokenize='porter')")
+    db.executemany(
+        "INSERT INTO t VALUES (?, ?, ?)",
+        [
+            (
+                c.pmid,
+                c.title or "",
+                "\n\n".join(f"{s.label} {s.text}" if s.label else s.text for s in c.abstract or ()),
+            )
+            for c in citations
+        ],
+    )
+    pools: dict[str, list[tuple[str, float]]] = {}
+    for line in (bench / "pools.run").read_text().splitlines():
+        qid, _q0, pmid, _rank, score, _tag = line.split()
+        pools.setdefault(qid, []).append((pmid, float(score)))
+    pairs = same = exact = 0
+    diff = worst = 0.0
+    for qid, pool in sorted(pools.items()):
+        frame = json.loads((bench / "frames" / f"{qid}.json").read_text())
+        rows = db.execute(
+            "SELECT pmid, -bm25(t, 0, 5, 1) FROM t WHERE t MATCH ? ORDER BY bm25(t, 0, 5, 1)",
+            (frame["pool_query"],),
+        ).fetchall()
+        scores = dict(rows)
+        mine = [p for p, _ in rows[: len(pool)]]
+        pairs += len(pool)
+        same += len(set(mine) & {p for p, _ in pool})
+        # Same ranking up to exact ties (their order in pools.run follows no rule we can rebuild)
+        # and to the file's 4-decimal rounding.
+        exact += set(mine) == {p for p, _ in pool} and all(
+            abs(scores[p] - s) <= 1e-4 for p, (_, s) in zip(mine, pool, strict=True)
+        )
+        diff += sum(abs(scores.get(p, 0.0) - s) for p, s in pool)
+        worst = max([worst, *(abs(scores.get(p, 0.0) - s) for p, s in pool)])
+    print(
+        f"BM25 re-pooling: {same}/{pairs} pooled PMIDs found again, {exact}/{len(pools)} pools in the "
+        f"same ranking (ties aside), |score difference| mean {diff / pairs:.6f}, max {worst:.6f}"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared", help="the ../shared folder")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--verify-pools", action="store_true", help="re-pool the benchmark by BM25 and compare")
     args = ap.parse_args()
     data = args.shared / "data"
     citations, counts, mapper = build(data)
@@ -349,6 +400,8 @@ def main() -> int:
         print(f"benchmark pool PMIDs: {len(pool)}, missing from the corpus: {len(missing)} {missing[:20]}")
         if missing:
             return 1
+        if args.verify_pools:
+            verify_pools(citations, data / "bench")
     return 0
 
 
