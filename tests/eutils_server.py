@@ -66,8 +66,9 @@ EFETCH_HEADER = (
     b'<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" '
     b'"https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">\n'
 )
-# The body NCBI sends with a 429 (its JSON form, whatever retmode was asked for).
-RATE_LIMIT_BODY = b'{"error":"API rate limit exceeded","api-key":"127.0.0.1","count":"4","limit":"3"}\n'
+# The body NCBI sends with a 429 (JSON whatever retmode was asked for); it echoes the API
+# key, or the client's IP address when there is none.
+RATE_LIMIT_BODY = '{{"error":"API rate limit exceeded","api-key":"{key}","count":"4","limit":"3"}}\n'
 
 
 @dataclass(frozen=True)
@@ -228,7 +229,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.close()
             return
         if fault is not None and fault.kind == "status":
-            body = RATE_LIMIT_BODY if fault.status == 429 else f"<html>{fault.status} error</html>".encode()
+            if fault.status == 429:
+                body = RATE_LIMIT_BODY.format(key=params.get("api_key", self.client_address[0])).encode()
+            else:
+                body = f"<html>{fault.status} error</html>".encode()
             headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
             self._send(
                 fault.status, "application/json" if fault.status == 429 else "text/html", body, headers

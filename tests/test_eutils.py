@@ -170,14 +170,24 @@ def test_500_then_success_with_exponential_backoff(eutils_server: EutilsServer) 
 
 def test_persistent_500_gives_service_error_naming_url_and_last_failure(eutils_server: EutilsServer) -> None:
     eutils_server.inject(*[Fault("status", status=500)] * 3)
-    c = client(eutils_server, max_tries=3, api_key="SECRET-KEY")
+    c = client(eutils_server, max_tries=3)
     with pytest.raises(ServiceError) as err:
         c.esearch("biopython")
     message = str(err.value)
     assert "esearch term='biopython'" in message and eutils_server.url + "esearch.fcgi" in message
     assert "after 3 tries" in message and "HTTP 500" in message
-    assert "SECRET-KEY" not in message  # the key never leaks into messages
     assert len(eutils_server.requests()) == 3 == c.requests_sent
+
+
+def test_persistent_429_names_the_limit_but_never_the_api_key(eutils_server: EutilsServer, caplog) -> None:
+    eutils_server.inject(*[Fault("status", status=429)] * 2)
+    with pytest.raises(ServiceError) as err:
+        client(eutils_server, max_tries=2, api_key="SECRET-KEY").esearch("biopython")
+    assert "HTTP 429" in str(err.value) and "API rate limit exceeded" in str(err.value)
+    assert eutils_server.requests()[0].params["api_key"] == "SECRET-KEY"  # sent, and echoed by the server
+    assert "try 1/2 failed (HTTP 429" in caplog.text  # the retry was logged...
+    assert "SECRET-KEY" not in str(err.value) and "SECRET-KEY" not in caplog.text  # ...without the key
+    assert "<api_key>" in str(err.value)
 
 
 def test_retry_after_beyond_limit_fails_at_once(eutils_server: EutilsServer) -> None:

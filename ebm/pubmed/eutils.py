@@ -195,7 +195,8 @@ class EUtils:
             "field": field,
             "usehistory": "y" if usehistory else None,
         }
-        body = self.request("esearch.fcgi", params, what=f"esearch term={term!r}", root="eSearchResult")
+        shown = term if len(term) <= 200 else term[:200] + "..."
+        body = self.request("esearch.fcgi", params, what=f"esearch term={shown!r}", root="eSearchResult")
         return parse_esearch(body)
 
     # --- efetch --------------------------------------------------------------------------
@@ -317,9 +318,9 @@ class EUtils:
                 if xml:
                     _check_xml(body, root)
             except _Retryable as exc:
-                last, retry_after = str(exc), exc.retry_after
+                last, retry_after = self._redact(str(exc)), exc.retry_after
             except _NcbiError as exc:
-                raise ServiceError(f"{what} failed at {url}: NCBI says: {exc}") from None
+                raise ServiceError(f"{what} failed at {url}: {self._redact(str(exc))}") from None
             else:
                 if self.cache is not None:
                     self.cache.put(url, sent, body)
@@ -339,6 +340,10 @@ class EUtils:
             )
             time.sleep(delay)
         raise ServiceError(f"{what} failed at {url} after {self.max_tries} tries; last failure: {last}")
+
+    def _redact(self, message: str) -> str:
+        # NCBI's 429 body echoes the API key ("api-key": ...): keep it out of messages and logs.
+        return message.replace(self.api_key, "<api_key>") if self.api_key else message
 
     def _send(self, url: str, encoded: str, post: bool) -> bytes:
         headers = {"User-Agent": self._user_agent}
@@ -428,7 +433,7 @@ def _check_xml(body: bytes, root_tag: str | None) -> None:
         message = " ".join("".join(error.itertext()).split()) or "(empty <ERROR>)"
         if _TRANSIENT_NCBI_ERROR.search(message):
             raise _Retryable(f"NCBI error: {message}")
-        raise _NcbiError(message)
+        raise _NcbiError(f"NCBI error: {message}")
     if root_tag is not None and root.tag != root_tag:
         raise _Retryable(f"unexpected response: <{root.tag}> where <{root_tag}> was expected")
 
