@@ -115,7 +115,8 @@ def pico_abstracts(shared: Path) -> Iterator[Abstract]:
     tar = shared / "pico" / "pico-data-nguyen2017" / "pico-data-docs-and-annotations.tar.gz"
     with tarfile.open(tar) as tf:
         for member in tf:
-            if not (member.isfile() and member.name.endswith(".txt") and "/docs/" in f"/{member.name}"):
+            path = Path(member.name)  # docs/PMID.txt (docs/mesh_tags/ holds other files)
+            if not (member.isfile() and path.suffix == ".txt" and path.parent.name == "docs"):
                 continue
             f = tf.extractfile(member)
             assert f is not None
@@ -124,7 +125,7 @@ def pico_abstracts(shared: Path) -> Iterator[Abstract]:
             lines = [ln.strip() for ln in abstract.split("\n") if ln.strip()]
             secs = [_INLINE_LABEL.sub("", ln, count=1) for ln in lines if _INLINE_LABEL.match(ln)]
             if len(secs) >= 2 and len(secs) == len(lines):
-                yield Abstract(Path(member.name).stem, secs)
+                yield Abstract(path.stem, secs)
 
 
 def bundled_abstracts(shared: Path) -> Iterator[Abstract]:

@@ -78,26 +78,26 @@ def load_negation_rules(
         cols = line.split("\t")
         if not header_seen:
             if [c.strip().lower() for c in cols[:2]] != ["trigger", "type"]:
-                raise DataError(f"{path}:{lineno}: expected the header 'trigger<TAB>type<TAB>comment'")
+                raise DataError(f"{path}, line {lineno}: expected the header 'trigger<TAB>type<TAB>comment'")
             header_seen = True
             continue
         if len(cols) not in (2, 3):
             raise DataError(
-                f"{path}:{lineno}: expected 2 or 3 tab-separated columns (trigger, type, comment), "
+                f"{path}, line {lineno}: expected 2 or 3 tab-separated columns (trigger, type, comment), "
                 f"got {len(cols)}"
             )
         trigger, ttype = cols[0].strip().lower(), cols[1].strip().lower()
         if not trigger:
-            raise DataError(f"{path}:{lineno}: empty trigger")
+            raise DataError(f"{path}, line {lineno}: empty trigger")
         if ttype not in TRIGGER_TYPES:
             raise DataError(
-                f"{path}:{lineno}: unknown type {cols[1].strip()!r} for {trigger!r} "
+                f"{path}, line {lineno}: unknown type {cols[1].strip()!r} for {trigger!r} "
                 f"(expected one of {', '.join(TRIGGER_TYPES)})"
             )
         key = tuple(t.lower() for t in tokenize(trigger))
         if key in phrases:
             raise DataError(
-                f"{path}:{lineno}: trigger {trigger!r} already defined on line {where[key]} "
+                f"{path}, line {lineno}: trigger {trigger!r} already defined on line {where[key]} "
                 f"(as {phrases[key]}); a phrase can have only one type"
             )
         phrases[key] = ttype  # type: ignore[assignment]
