@@ -138,6 +138,7 @@ def _register_assess_make(sub: argparse._SubParsersAction) -> None:
             "both or neither, so that no system is recognisable by what its items show"
         ),
     )
+    p.add_argument("--force", action="store_true", help="overwrite an existing sheet and key")
     p.add_argument(
         "--store",
         nargs="?",
@@ -183,7 +184,7 @@ def run_assess_make(args: argparse.Namespace) -> int:
     sheet = assess.make_sheet(
         run_a, run_b, frames, top=args.top, seed=args.seed, answers=answers, lookup=lookup
     )
-    written = assess.write_sheet(sheet, args.out, key_path=args.key)
+    written = assess.write_sheet(sheet, args.out, key_path=args.key, force=args.force)
     for warning in sheet.warnings:
         print(f"ebm: warning: {warning}", file=sys.stderr)
     for path in written:

@@ -162,7 +162,7 @@ class Report:
             [run] + [_format_cell(self.cell(r, m), ascii_only) for m in self.measures]
             for r, run in enumerate(self.runs)
         ]
-        out.append(_table(["run", *self.measures], rows))
+        out.append(text_table(["run", *self.measures], rows))
         tasks = self.task_names()
         if tasks:
             out.append("")
@@ -175,7 +175,7 @@ class Report:
                     [f"  {run}"] + [_format_cell(self.cell(r, m, t), ascii_only) for t in tasks]
                     for r, run in enumerate(self.runs)
                 ]
-            out.append(_table(header, rows))
+            out.append(text_table(header, rows))
         if len(self.runs) > 2:
             out.append("")
             out.append("Pairwise differences, across all tasks (later run vs earlier run)")
@@ -185,9 +185,9 @@ class Report:
                 row = [f"{pair.b} vs {pair.a}"]
                 for m in self.measures:
                     p = pairs[m][k]
-                    row.append(f"{_format_change(p.change, 1) or 'n/a'} {p.comparison.mark(ascii_only)}")
+                    row.append(f"{format_change(p.change, 1) or 'n/a'} {p.comparison.mark(ascii_only)}")
                 rows.append(row)
-            out.append(_table(["", *self.measures], rows))
+            out.append(text_table(["", *self.measures], rows))
         if per_query:
             out.append("")
             out.append("Per query")
@@ -198,7 +198,7 @@ class Report:
                 row = [qid] + ([self.tasks.get(qid, UNKNOWN_TASK)] if self.tasks else [])
                 row += [f"{s.values[m][i]:.3f}" for m in self.measures for s in self.scores]
                 rows.append(row)
-            out.append(_table(header, rows))
+            out.append(text_table(header, rows))
         if len(self.runs) > 1:
             out.append("")
             if ascii_only:
@@ -286,7 +286,7 @@ def _pair_dict(p: PairDifference) -> dict[str, Any]:
     }
 
 
-def _format_change(change: float | None, decimals: int | None = None) -> str:
+def format_change(change: float | None, decimals: int | None = None) -> str:
     """'+73%', '+4.5%', '-6.7%' as the paper prints them; '' when there is no base."""
     if change is None:
         return ""
@@ -300,7 +300,7 @@ def _format_cell(cell: Cell, ascii_only: bool) -> str:
     text = f"{cell.mean:.3f}"
     if cell.comparison is None:
         return text
-    change = _format_change(cell.change)
+    change = format_change(cell.change)
     return (
         f"{text} ({change}) {cell.comparison.mark(ascii_only)}"
         if change
@@ -308,7 +308,7 @@ def _format_cell(cell: Cell, ascii_only: bool) -> str:
     )
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     width = [max(len(str(r[c])) for r in [header, *rows]) for c in range(len(header))]
     lines = []
     for row in [header, *rows]:

@@ -31,8 +31,17 @@ PAPER_GROUPS: dict[str, str] = {
     "etiology": "etiology",
     "harm": "etiology",
 }
-# Column order of the paper's tables; other tasks follow alphabetically.
-PAPER_ORDER = ("therapy", "diagnosis", "prognosis", "etiology")
+# Column order of the paper's tables, each group followed by its members; others alphabetically.
+PAPER_ORDER = (
+    "therapy",
+    "prevention",
+    "diagnosis",
+    "differential diagnosis",
+    "diagnostic test",
+    "prognosis",
+    "etiology",
+    "harm",
+)
 UNKNOWN_TASK = "unknown"
 FRAME_SUFFIXES = (".json", ".yaml", ".yml")
 
