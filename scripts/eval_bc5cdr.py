@@ -35,6 +35,13 @@ SPLITS = {
 }
 TYPES = {"Disease": DISORDERS, "Chemical": CHEMICALS}
 
+# BC5CDR's chemical annotation leaves out proteins, enzymes and nucleic acids (in the training
+# set 35, 1 and 1 of 5,203 Chemical mentions have a descriptor under these trees, against
+# ~370 documents where the vocabulary names one). With --scope bc5cdr (the default) a CHEM
+# match whose descriptor lies only under these trees is not counted as a Chemical prediction;
+# --scope all counts every CHEM match. Both are reported in docs/concepts.md.
+OUT_OF_SCOPE_CHEMICAL_TREES = ("D12.776", "D08.811", "D13.444")
+
 
 @dataclass
 class Mention:
@@ -153,14 +160,26 @@ def _offset_map(doc: Doc, text: str):  # noqa: ANN202
     return f
 
 
-def evaluate(docs: list[Doc], preds: dict, errors: Counter | None = None) -> dict[str, dict[str, dict]]:
+def in_scope(cui: str, etype: str, scope: str) -> bool:
+    if scope == "all" or etype != "Chemical":
+        return True
+    from ebm.mesh import mesh
+
+    d = mesh().get(cui)
+    trees = [t for t in d.tree_numbers if t.startswith("D")] if d else []
+    return not trees or not all(t.startswith(OUT_OF_SCOPE_CHEMICAL_TREES) for t in trees)
+
+
+def evaluate(
+    docs: list[Doc], preds: dict, errors: Counter | None = None, scope: str = "bc5cdr"
+) -> dict[str, dict[str, dict]]:
     res: dict[str, dict[str, dict]] = {}
     for etype, group in TYPES.items():
         doc_prf, strict, overlap = PRF(), PRF(), PRF()
         for d in docs:
             gold_m = [m for m in d.mentions if m.type == etype and m.ids]
             gold_ids = {i for m in gold_m for i in m.ids}
-            pred_m = [p for p in preds[d.pmid] if group in p[3]]
+            pred_m = [p for p in preds[d.pmid] if group in p[3] and in_scope(p[2], etype, scope)]
             pred_ids = {p[2] for p in pred_m}
             doc_prf.add(gold_ids, pred_ids)
             if errors is not None:
@@ -194,6 +213,8 @@ def main() -> None:
     ap.add_argument("--threshold", type=float, default=0.9)
     ap.add_argument("--no-pipeline", action="store_true", help="match raw text (no abbreviations, sentences)")
     ap.add_argument("--errors", type=int, default=0, help="print the N most frequent errors per type")
+    ap.add_argument("--scope", choices=["bc5cdr", "all"], default="bc5cdr",
+                    help="bc5cdr: proteins/enzymes/nucleic acids are not Chemical predictions")  # fmt: skip
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     base = args.shared / "data" / "concepts" / "bc5cdr"
@@ -210,7 +231,7 @@ def main() -> None:
     results = {}
     for name in wanted:
         errors: Counter | None = Counter() if args.errors and name == wanted[0] else None
-        results[name] = evaluate(sets[name], preds, errors)
+        results[name] = evaluate(sets[name], preds, errors, args.scope)
         if errors:
             for etype in TYPES:
                 for kind in ("FP", "FN"):
@@ -219,9 +240,11 @@ def main() -> None:
                     for k, v in top[: args.errors]:
                         print(f"{v:5d}  {k[2]}  {k[3]}")
     if args.json:
-        print(json.dumps({"matcher": args.matcher, "seconds": round(seconds, 1), "results": results}, indent=2))
+        print(json.dumps({"matcher": args.matcher, "scope": args.scope, "seconds": round(seconds, 1),
+                          "results": results}, indent=2))  # fmt: skip
         return
-    print(f"matcher={args.matcher} pipeline={'no' if args.no_pipeline else 'yes'} time={seconds:.1f}s")
+    print(f"matcher={args.matcher} pipeline={'no' if args.no_pipeline else 'yes'} scope={args.scope} "
+          f"time={seconds:.1f}s")  # fmt: skip
     for name, res in results.items():
         for etype, levels in res.items():
             for level, r in levels.items():

@@ -117,10 +117,11 @@ class MeshGroups:
                 return None
 
     def groups(self, ui: str, tree_numbers: Iterable[str]) -> tuple[str, ...]:
-        """Groups of a descriptor, in the order of its tree numbers, without repeats."""
-        out: list[str] = []
+        """Groups of a descriptor, in the order of its tree numbers, without repeats; a row
+        for the descriptor's UI overrides its tree numbers."""
         if ui in self.by_key:
-            out.append(self.by_key[ui])
+            return (self.by_key[ui],)
+        out: list[str] = []
         for t in tree_numbers:
             g = self.group_of_tree(t)
             if g and g not in out:

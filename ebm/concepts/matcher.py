@@ -27,7 +27,8 @@ from ebm.concepts.index import (
     read_terms,
     stopwords,
 )
-from ebm.concepts.normalize import DROPPED_IN_TERMS, Token, term_keys, tokenize
+from ebm.concepts.groups import DISORDERS
+from ebm.concepts.normalize import DROPPED_IN_TERMS, Token, adjective_keys, term_keys, tokenize
 from ebm.errors import DataError
 from ebm.paths import rules_dir
 
@@ -79,6 +80,26 @@ class Stoplist:
     concepts: frozenset[str]  # concept IDs never reported
 
 
+def load_synonyms(path: Path | None = None) -> list[tuple[str, str]]:
+    """``rules/concept_synonyms.tsv``: ``TERM<TAB>CONCEPT_ID[<TAB>note]`` -> (key, concept ID)."""
+    path = path or rules_dir() / "concept_synonyms.tsv"
+    out: list[tuple[str, str]] = []
+    if not path.exists():
+        return out
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        fields = [f.strip() for f in line.split("\t")]
+        if len(fields) < 2 or not fields[0] or not re.fullmatch(r"[A-Z]\d+", fields[1]):
+            raise DataError(f"{path}:{n}: expected 'TERM<TAB>CONCEPT_ID', got {raw!r}")
+        keys = term_keys(fields[0])
+        if not keys:
+            raise DataError(f"{path}:{n}: {fields[0]!r} has no letters or digits to match")
+        out.extend((k, fields[1]) for k in keys)
+    return out
+
+
 def load_stoplist(path: Path | None = None) -> Stoplist:
     """``rules/concept_stoplist.tsv``: ``term<TAB>TEXT`` or ``concept<TAB>ID``, then a reason."""
     path = path or rules_dir() / "concept_stoplist.tsv"
@@ -104,13 +125,21 @@ def load_stoplist(path: Path | None = None) -> Stoplist:
 
 # --- dictionary matcher -------------------------------------------------------------------
 
+ADJECTIVE_RANK = 5
+
 
 class DictionaryMatcher:
     """Exact matching of normalised n-grams against the vocabulary's keys, longest first."""
 
     name = "dictionary"
 
-    def __init__(self, directory: Path | None = None, stoplist: Stoplist | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path | None = None,
+        stoplist: Stoplist | None = None,
+        synonyms: list[tuple[str, str]] | None = None,
+        adjectives: bool = True,
+    ) -> None:
         self.directory = directory or index_dir()
         self.meta = read_meta(self.directory)
         self.stoplist = stoplist if stoplist is not None else load_stoplist()
@@ -125,6 +154,21 @@ class DictionaryMatcher:
                 best[key] = (rank, [cui])
             elif rank == cur[0]:
                 cur[1].append(cui)
+        if adjectives:
+            # "hypertensive" -> Hypertension: adjectives of one-word disorder names, used only
+            # where the adjective is not itself a vocabulary term.
+            adjective: dict[str, list[str]] = {}
+            for key, (_rank, cuis) in best.items():
+                diso = [c for c in cuis if DISORDERS in self.concepts[c].groups]
+                for adj in adjective_keys(key) if diso else ():
+                    if adj not in best and adj not in self.stoplist.keys:
+                        adjective.setdefault(adj, []).extend(c for c in diso if c not in adjective.get(adj, []))
+            for adj, cuis in adjective.items():
+                best[adj] = (ADJECTIVE_RANK, cuis)
+        # Curated synonyms win over the vocabulary for the same key.
+        for key, cui in load_synonyms() if synonyms is None else synonyms:
+            if cui in self.concepts:
+                best[key] = (-1, [cui])
         self.entries: dict[str, tuple[str, ...]] = {k: tuple(v[1]) for k, v in best.items()}
         self.max_len: dict[str, int] = {}
         for key in self.entries:

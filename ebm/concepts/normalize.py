@@ -80,6 +80,8 @@ def singular(w: str) -> str:
         return w[:-2] + "e"
     if w.endswith("uses"):  # viruses -> virus
         return w[:-2]
+    if w.endswith("aches"):  # headaches -> headache, not headach
+        return w[:-1]
     if w.endswith(("sses", "xes", "ches", "shes", "zzes")):
         return w[:-2]
     if w.endswith("ae") and n > 4:  # vertebrae, larvae
@@ -101,8 +103,8 @@ def normalize_token(tok: str) -> str:
     tok = _strip_accents(tok)
     if len(tok) >= 3 and tok[-1] == "s" and tok[:-1].isupper():  # NSAIDs -> NSAID
         return tok[:-1]
-    if tok.isupper() or (len(tok) <= 2 and not tok.islower()):
-        return tok
+    if tok.isupper() or (len(tok) <= 2 and not tok.islower()) or not tok[1:].islower():
+        return tok  # acronyms, symbols and mixed case ("AIDS", "Ca", "ACh", "mRNA") keep case
     w = singular(tok.lower())
     for pattern, repl in _BRITISH:
         w = pattern.sub(repl, w)
@@ -142,6 +144,15 @@ def _is_break(gap: str) -> bool:
 
 
 DROPPED_IN_TERMS = frozenset({"the"})
+# Two words of 3+ letters joined by a hyphen ("Non-Steroidal", not "Advantage-S" or "IL-6").
+_SOLID_HYPHEN = re.compile(r"\b([^\W\d_]{3,})-([^\W\d_]{3,})\b")
+
+
+def _solid(m: re.Match[str]) -> str:
+    a, b = m.group(1), m.group(2)
+    if a.isupper() or b.isupper():
+        return m.group(0)
+    return (a + b).lower()
 
 
 def term_keys(term: str) -> list[str]:
@@ -151,9 +162,39 @@ def term_keys(term: str) -> list[str]:
     toks = [t for t in toks if t not in DROPPED_IN_TERMS] or toks
     keys = [" ".join(toks)] if toks else []
     if "-" in term:
-        solid = [t.norm for seg in tokenize(re.sub(r"(?<=[^\W\d_])-(?=[^\W\d_])", "", term)) for t in seg]
+        solid = [t.norm for seg in tokenize(_SOLID_HYPHEN.sub(_solid, term)) for t in seg]
         solid = [t for t in solid if t not in DROPPED_IN_TERMS] or solid
         key = " ".join(solid)
         if solid and key not in keys:
             keys.append(key)
     return keys
+
+
+# Adjectives of disorder names ("hypertensive", "epileptic", "diabetic", "nephrotoxic"), made
+# from normalised single-word keys; rules that produce non-words only add dead keys.
+_ADJECTIVE_RULES = [
+    (re.compile(r"ion$"), "ive"),  # hypertension -> hypertensive
+    (re.compile(r"se$"), "tic"),  # psychosis (normalised "psychose") -> psychotic, sepsis -> septic
+    (re.compile(r"sia$"), "tic"),  # dyskinesia -> dyskinetic
+    (re.compile(r"ia$"), "ic"),  # ischemia -> ischemic, schizophrenia -> schizophrenic
+    (re.compile(r"sy$"), "tic"),  # epilepsy -> epileptic
+    (re.compile(r"y$"), "ic"),  # allergy -> allergic, neuropathy -> neuropathic
+    (re.compile(r"a$"), "atic"),  # asthma -> asthmatic, trauma -> traumatic
+    (re.compile(r"ete$"), "etic"),  # diabetes (normalised "diabete") -> diabetic
+    (re.compile(r"ism$"), "ic"),  # alcoholism -> alcoholic
+    (re.compile(r"itis$"), "itic"),  # arthritis -> arthritic
+    (re.compile(r"icity$"), "ic"),  # nephrotoxicity -> nephrotoxic
+]
+
+
+def adjective_keys(key: str) -> list[str]:
+    """Adjective forms of a one-word (normalised) disorder key."""
+    if " " in key or not key.isalpha() or not key.islower() or len(key) < 5:
+        return []
+    out = []
+    for pattern, repl in _ADJECTIVE_RULES:
+        if pattern.search(key):
+            adj = pattern.sub(repl, key)
+            if adj != key and adj not in out:
+                out.append(adj)
+    return out
