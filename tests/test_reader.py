@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import io
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -334,3 +336,16 @@ def test_no_external_dtd_or_entity_is_loaded(tmp_path: Path) -> None:
     (c,) = read_citations(doc)
     assert c.title == "Title end"
     assert (c.abstract, c.mesh_headings, c.publication_types, c.journal, c.year, c.language) == (None,) * 6
+
+
+def test_file_handles_are_closed(shared: Path) -> None:
+    """Read to the end or stopped early, plain or gzip: every file the reader opens is closed."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        for rel in ("medline/medline16n0902.xml.gz", "medline/medsamp2006.xml"):
+            assert len(list(read_citations(shared / rel))) == PUBMED_XML[rel]
+            partial = read_citations(shared / rel)
+            next(partial)
+            partial.close()
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []

@@ -117,10 +117,13 @@ def _open(source: Source, name: str | None) -> tuple[str, BinaryIO, bool]:
         label = name or str(getattr(source, "name", "<stream>"))
         raw = source
         owned = False
-    head = _peek(raw, 2)
-    if head == _GZIP_MAGIC:
-        return label, gzip.GzipFile(fileobj=raw, mode="rb"), True  # type: ignore[return-value]
-    return label, raw, owned
+    if _peek(raw, 2) != _GZIP_MAGIC:
+        return label, raw, owned
+    if owned and not isinstance(raw, io.BytesIO):
+        # Our own file handle: let gzip own it so that closing the reader closes the file.
+        raw.close()
+        return label, gzip.open(Path(source), "rb"), True  # type: ignore[arg-type,return-value]
+    return label, gzip.GzipFile(fileobj=raw, mode="rb"), True  # type: ignore[return-value]
 
 
 def _peek(stream: BinaryIO, n: int) -> bytes:
