@@ -1,0 +1,325 @@
+"""Validation of the rule tables against MeSH, with suggestions (``ebm rules check``).
+
+Each problem names the file, the line and what to write instead, e.g.
+``rules/task_indicators.tsv:40: Diagnosis, Diferential: not a MeSH descriptor; did you mean
+'Diagnosis, Differential'?``. Loading an invalid table raises ``InputError`` with the same
+messages (``ebm.rules.load_rules``).
+
+Tables owned by other modules are checked through ``VALIDATORS``: file name ->
+``"module:callable"``. The callable takes the table's path and either returns an iterable of
+``Problem`` (or of message strings) or raises ``EbmError`` (its message becomes the problem;
+a leading ``path:line:`` is kept). To hook a new table in, add one line to ``VALIDATORS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ebm.errors import EbmError, InputError
+from ebm.rules import qualifiers as quals
+from ebm.rules.table import _closest
+from ebm.rules.tables import (
+    INDICATOR_TASKS,
+    TABLE_FILES,
+    TREE_NUMBER,
+    ClinicalQueries,
+    Journals,
+    StudyTypes,
+    TaskIndicators,
+    journal_keys,
+    load_clinical_queries,
+    load_journals,
+    load_study_types,
+    load_task_indicators,
+    resolve_descriptor,
+)
+
+# Tables of other modules: file name -> "module:callable(path)". A missing module or
+# attribute is reported as "not checked", never as a failure of this package.
+VALIDATORS: dict[str, str] = {
+    "semantic_groups.tsv": "ebm.concepts.groups:MeshGroups",
+    "umls_semantic_groups.tsv": "ebm.concepts.groups:UmlsGroups",
+    # "negation_triggers.tsv": "extractors.<module>:<validator>",
+    # "outcome_cues.tsv": "extractors.<module>:<validator>",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}" if self.line else f"{self.file}: {self.message}"
+
+    @property
+    def sort_key(self) -> tuple[str, int]:
+        return (self.file, self.line or 0)
+
+
+@dataclass
+class Report:
+    problems: list[Problem] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)  # file names validated
+    unchecked: list[str] = field(default_factory=list)  # table files with no validator
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+_LOCATED = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<msg>.*)$", re.DOTALL)
+
+
+def problem_from_error(exc: BaseException, path: Path) -> Problem:
+    """A problem from an ``EbmError`` message, keeping a leading ``file:line:`` when present."""
+    msg = str(exc)
+    m = _LOCATED.match(msg)
+    if m:
+        return Problem(m["file"], int(m["line"]), m["msg"])
+    prefix = f"{path}: "
+    return Problem(str(path), None, msg[len(prefix) :] if msg.startswith(prefix) else msg)
+
+
+# --- descriptor messages ------------------------------------------------------------------
+
+
+def descriptor_problem(term: str, voc: Any) -> str:
+    """Why ``term`` is not a descriptor name/UI, with the likeliest fix."""
+    t = term.strip()
+    if re.fullmatch(r"D\d{6,9}", t):
+        return f"{t}: no MeSH 2024 descriptor has this UI"
+    if TREE_NUMBER.match(t):
+        return f"{t}: a tree number, not a descriptor; use kind 'tree'"
+    if quals.canonical(t):
+        return f"{t}: a MeSH qualifier (subheading), not a descriptor; use kind 'qualifier'"
+    uis = voc.term_index.get(t.casefold())
+    if uis:
+        names = " or ".join(repr(voc.get(u).name) for u in uis)
+        return f"{t}: an entry term, not a descriptor name; did you mean {names}?"
+    close = voc.suggest(t)
+    if close:
+        return f"{t}: not a MeSH descriptor; did you mean {close[0]!r}?"
+    return f"{t}: not a MeSH descriptor (no close name either)"
+
+
+# --- per-table checks ---------------------------------------------------------------------
+
+
+def check_task_indicators(t: TaskIndicators, voc: Any) -> list[Problem]:
+    out: list[Problem] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for r in t.rows:
+
+        def bad(msg: str, r: Any = r) -> None:
+            out.append(Problem(r.file, r.line, msg))
+
+        key_term = r.term.strip()
+        if r.kind in ("descriptor", "explode"):
+            d = resolve_descriptor(r.term, voc)
+            if d is None:
+                bad(descriptor_problem(r.term, voc))
+                continue
+            key_term = d.ui
+            if r.kind == "explode" and not d.tree_numbers:
+                bad(f"{r.term}: has no tree numbers, so no children; use kind 'descriptor'")
+        elif r.kind == "tree":
+            if not TREE_NUMBER.match(key_term):
+                d = resolve_descriptor(r.term, voc)
+                if d is not None:
+                    trees = ", ".join(d.tree_numbers) or "none"
+                    bad(
+                        f"{r.term}: a descriptor name, not a tree number; use kind 'explode' "
+                        f"(or one of its tree numbers: {trees})"
+                    )
+                else:
+                    bad(f"{r.term}: not a tree number (like E02.319.267)")
+                continue
+            if not voc.tree_descendants(key_term):
+                bad(f"{r.term}: no MeSH 2024 descriptor at or below this tree number")
+                continue
+        elif r.kind == "qualifier":
+            q = quals.canonical(r.term)
+            if q is None:
+                if resolve_descriptor(r.term, voc) is not None:
+                    bad(f"{r.term}: a descriptor, not a qualifier; use kind 'descriptor' or 'explode'")
+                else:
+                    close = quals.suggest(r.term)
+                    hint = f"; did you mean {close[0]!r}?" if close else ""
+                    bad(f"{r.term}: not a MeSH qualifier (subheading){hint}")
+                continue
+            key_term = q
+        elif r.kind == "task":
+            targets = [x for x in INDICATOR_TASKS if x not in ("all", r.task)]
+            if r.task == "all":
+                bad("an 'all' row cannot refer to a task; list the terms instead")
+                continue
+            if key_term not in targets:
+                close = _closest(key_term, targets)
+                hint = f"; did you mean {close!r}?" if close else ""
+                bad(f"{r.term}: not a task this row can refer to ({', '.join(targets)}){hint}")
+                continue
+            if not any(x.task == key_term and x.kind != "task" and x.major > 0 for x in t.rows):
+                bad(f"task {key_term!r} has no positive rows to refer to")
+        key = (r.task, r.kind, key_term)
+        if key in seen:
+            bad(f"{r.term}: same {r.kind} for {r.task} as line {seen[key]}")
+        else:
+            seen[key] = r.line
+    return out
+
+
+def _is_publication_type(d: Any) -> bool:
+    return any(tn.startswith("V") for tn in d.tree_numbers)
+
+
+def check_study_types(t: StudyTypes, voc: Any) -> list[Problem]:
+    out: list[Problem] = []
+    seen: dict[tuple[str, str], int] = {}
+    for r in t.rows:
+        d = resolve_descriptor(r.term, voc)
+        if d is None:
+            out.append(Problem(r.file, r.line, descriptor_problem(r.term, voc)))
+            continue
+        if r.field == "pt" and not _is_publication_type(d):
+            out.append(Problem(r.file, r.line, f"{r.term}: not a publication type; use field 'mh'"))
+        if (
+            r.field == "mh"
+            and _is_publication_type(d)
+            and not any(not tn.startswith("V") for tn in d.tree_numbers)
+        ):
+            out.append(Problem(r.file, r.line, f"{r.term}: a publication type; use field 'pt'"))
+        if r.unless and resolve_descriptor(r.unless, voc) is None:
+            out.append(Problem(r.file, r.line, "unless: " + descriptor_problem(r.unless, voc)))
+        if r.s_study is None and r.grade is None:
+            msg = f"{r.term}: gives neither S_STUDY nor GRADE, so it does nothing"
+            out.append(Problem(r.file, r.line, msg))
+        key = (r.field, d.ui)
+        if key in seen:
+            out.append(Problem(r.file, r.line, f"{r.term}: already on line {seen[key]}"))
+        else:
+            seen[key] = r.line
+    return out
+
+
+def check_journals(t: Journals) -> list[Problem]:
+    out: list[Problem] = []
+    seen: dict[str, int] = {}
+    for r in t.rows:
+        full, _ = journal_keys(r.title)
+        if full in seen:
+            out.append(Problem(r.file, r.line, f"{r.title}: same title as line {seen[full]}"))
+        seen.setdefault(full, r.line)
+        if r.medline_ta:
+            ta = "ta:" + " ".join(r.medline_ta.casefold().split())
+            if ta in seen:
+                out.append(Problem(r.file, r.line, f"{r.medline_ta}: same abbreviation as line {seen[ta]}"))
+            seen.setdefault(ta, r.line)
+    return out
+
+
+def check_clinical_queries(t: ClinicalQueries) -> list[Problem]:
+    from ebm.query import QuerySyntaxError, parse_query
+
+    out: list[Problem] = []
+    seen: dict[tuple[str, str], int] = {}
+    for r in t.rows:
+        key = (r.category, r.scope)
+        if key in seen:
+            out.append(Problem(r.file, r.line, f"{r.category} {r.scope}: already on line {seen[key]}"))
+        seen.setdefault(key, r.line)
+        if r.pubmed.count("(") != r.pubmed.count(")") or r.pubmed.count('"') % 2:
+            out.append(Problem(r.file, r.line, "pubmed: unbalanced parentheses or quotes"))
+        try:
+            parse_query(r.local)
+        except QuerySyntaxError as exc:
+            out.append(Problem(r.file, r.line, f"local: {exc}"))
+    return out
+
+
+# --- whole directory ----------------------------------------------------------------------
+
+OWN_LOADERS: dict[str, Callable[[Path, list[InputError]], Any]] = {
+    "task_indicators": load_task_indicators,
+    "study_types": load_study_types,
+    "journals": load_journals,
+    "clinical_queries": load_clinical_queries,
+}
+
+
+def check_loaded(name: str, table: Any, voc: Any) -> list[Problem]:
+    if name == "task_indicators":
+        return check_task_indicators(table, voc)
+    if name == "study_types":
+        return check_study_types(table, voc)
+    if name == "journals":
+        return check_journals(table)
+    return check_clinical_queries(table)
+
+
+def load_checked(directory: Path, voc: Any) -> tuple[dict[str, Any], list[Problem]]:
+    """Load this package's tables from ``directory`` and validate them."""
+    loaded: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for name, file in TABLE_FILES.items():
+        path = directory / file
+        if not path.exists():
+            problems.append(Problem(str(path), None, "table missing (copy it from the shipped rules/)"))
+            continue
+        errors: list[InputError] = []
+        try:
+            table = OWN_LOADERS[name](path, errors)
+        except EbmError as exc:
+            problems.append(problem_from_error(exc, path))
+            continue
+        problems.extend(problem_from_error(e, path) for e in errors)
+        loaded[name] = table
+        problems.extend(check_loaded(name, table, voc))
+    return loaded, problems
+
+
+def _run_external(spec: str, path: Path) -> list[Problem] | None:
+    """Problems from another module's validator; None when that module provides none."""
+    module, _, attr = spec.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        return None
+    try:
+        result = fn(path)
+    except EbmError as exc:
+        return [problem_from_error(exc, path)]
+    out: list[Problem] = []
+    if isinstance(result, Iterable) and not isinstance(result, str | bytes):
+        for p in result:
+            out.append(p if isinstance(p, Problem) else Problem(str(path), None, str(p)))
+    return out
+
+
+def check_directory(directory: Path, vocabulary: Any = None) -> Report:
+    """Validate every table in ``directory``: this package's and, through VALIDATORS, others'."""
+    from ebm.mesh import mesh
+
+    voc = vocabulary or mesh()
+    report = Report()
+    _, problems = load_checked(directory, voc)
+    report.problems.extend(problems)
+    report.checked.extend(f for f in TABLE_FILES.values() if (directory / f).exists())
+    own = set(TABLE_FILES.values())
+    for path in sorted(directory.iterdir()):
+        if path.name in own or path.suffix not in (".tsv", ".toml"):
+            continue
+        spec = VALIDATORS.get(path.name)
+        found = _run_external(spec, path) if spec else None
+        if found is None:
+            report.unchecked.append(path.name)
+        else:
+            report.checked.append(path.name)
+            report.problems.extend(found)
+    return report
