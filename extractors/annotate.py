@@ -1,0 +1,109 @@
+"""Run every extractor over one citation: ``Annotator.annotate(citation) -> Annotation``.
+
+The pipeline is explicit: an ``Annotator`` holds the text pipeline, the concept matcher, the
+outcome model and the rule tables it was configured with, so tests and ``--rules DIR`` can
+swap any of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from ebm.citation import Citation
+from ebm.concepts.annotate import Concept
+from ebm.concepts.annotate import annotate as annotate_concepts
+from ebm.concepts.matcher import ConceptMatcher, default_matcher
+from ebm.rules import RuleSet, load_rules
+from ebm.text.document import Document
+from ebm.text.pipeline import TextPipeline, default_pipeline
+from extractors.candidate import Candidate
+from extractors.evidence import Evidence, grade_evidence
+from extractors.intervention import extract_interventions
+from extractors.outcome import OutcomeCandidate, OutcomeModel, default_model, extract_outcomes
+from extractors.population import extract_population
+from extractors.problem import extract_problems
+
+
+@dataclass
+class Annotation:
+    citation: Citation
+    document: Document
+    concepts: list[Concept]
+    population: list[Candidate]  # best first; [0] is the population
+    problems: list[Candidate]  # [0] is the primary problem, the rest co-occurring problems
+    interventions: list[Candidate]  # all interventions under study, best first
+    outcomes: list[OutcomeCandidate]  # every sentence, most probable outcome first
+    evidence: Evidence
+
+    @property
+    def primary_problem(self) -> Candidate | None:
+        return self.problems[0] if self.problems else None
+
+    def top_outcomes(self, n: int = 3) -> list[OutcomeCandidate]:
+        """The ``n`` most probable outcome sentences, in abstract order (the title is never one)."""
+        body = [o for o in self.outcomes if self.document.sentences[o.sentence].position != "title"]
+        return sorted(body[:n], key=lambda o: o.sentence)
+
+    def to_dict(self, concepts: bool = False) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "pmid": self.citation.pmid,
+            "title": self.citation.title,
+            "population": [c.to_dict() for c in self.population[:3]],
+            "problems": [c.to_dict() for c in self.problems],
+            "interventions": [c.to_dict() for c in self.interventions],
+            "outcomes": [o.to_dict() for o in self.outcomes],
+            "evidence": self.evidence.to_dict(),
+        }
+        if concepts:
+            d["concepts"] = [c.to_dict() for c in self.concepts]
+        return d
+
+
+class Annotator:
+    def __init__(
+        self,
+        pipeline: TextPipeline | None = None,
+        matcher: ConceptMatcher | None = None,
+        outcome_model: OutcomeModel | None = None,
+        rules: RuleSet | None = None,
+    ) -> None:
+        self.pipeline = pipeline or default_pipeline()
+        self.matcher = matcher or default_matcher()
+        self.outcome_model = outcome_model or default_model()
+        self.rules = rules or load_rules()
+
+    def annotate(self, citation: Citation) -> Annotation:
+        doc = self.pipeline.process(citation)
+        concepts = annotate_concepts(doc, self.matcher)
+        problems = extract_problems(doc, concepts)
+        interventions = extract_interventions(doc, concepts)
+        primary = problems[0].concepts[0] if problems else None
+        outcomes = extract_outcomes(
+            doc,
+            concepts,
+            primary_problem=primary,
+            interventions=[i.concepts[0] for i in interventions[:5]],
+            model=self.outcome_model,
+        )
+        return Annotation(
+            citation=citation,
+            document=doc,
+            concepts=concepts,
+            population=extract_population(doc, concepts),
+            problems=problems,
+            interventions=interventions,
+            outcomes=outcomes,
+            evidence=grade_evidence(citation, self.rules),
+        )
+
+
+@cache
+def default_annotator() -> Annotator:
+    return Annotator()
+
+
+def annotate(citation: Citation) -> Annotation:
+    """All extractors over ``citation`` with the default configuration."""
+    return default_annotator().annotate(citation)
