@@ -2,7 +2,7 @@
 
 Disease mentions are compared with our DISORDER (DISO) matches, Chemical mentions with
 CHEMICALS & DRUGS (CHEM). Document level: the set of MeSH IDs per abstract (gold IDs "-1"
-dropped, composite "D1|D2" split). Mention level: strict (same span and ID) and overlap
+dropped, composite "D1|D2" split); also with MeSH versions reconciled (``version_adjusted``). Mention level: strict (same span and ID) and overlap
 (overlapping span, same ID). Tune on the training set; report the development set separately.
 
 Usage:
@@ -123,7 +123,7 @@ def predict(docs: Iterable[Doc], args: argparse.Namespace) -> dict[str, list[tup
     """PMID -> (start, end, concept ID, groups) over ``doc.text`` offsets."""
     from ebm.concepts.matcher import load_matcher
 
-    options = {"threshold": args.threshold} if args.matcher == "quickumls" else {}
+    options = {"threshold": args.threshold} if args.matcher == "quickumls" else {"nested": _nested(args.nested)}
     matcher = load_matcher(args.matcher, **options)
     pipeline = None
     if not args.no_pipeline:
@@ -145,6 +145,12 @@ def predict(docs: Iterable[Doc], args: argparse.Namespace) -> dict[str, list[tup
         else:
             out[doc.pmid] = [(m.start, m.end, m.cui, m.groups) for m in matcher.match(doc.text)]
     return out
+
+
+def _nested(spec: str) -> bool | set[str]:
+    if not spec:
+        return False
+    return True if spec == "all" else set(spec.split(","))
 
 
 def _offset_map(doc: Doc, text: str):  # noqa: ANN202
@@ -170,18 +176,36 @@ def in_scope(cui: str, etype: str, scope: str) -> bool:
     return not trees or not all(t.startswith(OUT_OF_SCOPE_CHEMICAL_TREES) for t in trees)
 
 
+def version_adjusted(pred: tuple[int, int, str, tuple[str, ...]], gold_m: list[Mention]) -> set[str]:
+    """IDs a prediction stands for once MeSH versions are reconciled.
+
+    BC5CDR's gold IDs come from MeSH 2015 (largest gold UI: D066126). Descriptors created
+    since have 10-character UIs (D0000xxxxx): some replace a supplementary concept the gold
+    uses ("vinorelbine": C030852 then, D000077235 now), others split a broader 2015 heading
+    ("tardive dyskinesia": D004409 then). A post-2015 descriptor predicted on a span that
+    overlaps a gold mention stands for that mention's IDs; any other prediction keeps its ID.
+    """
+    s, e, cui, _ = pred
+    if len(cui) == 10 and cui.startswith("D"):
+        over = {i for m in gold_m if s < m.end and m.start < e for i in m.ids}
+        if over:
+            return over
+    return {cui}
+
+
 def evaluate(
     docs: list[Doc], preds: dict, errors: Counter | None = None, scope: str = "bc5cdr"
 ) -> dict[str, dict[str, dict]]:
     res: dict[str, dict[str, dict]] = {}
     for etype, group in TYPES.items():
-        doc_prf, strict, overlap = PRF(), PRF(), PRF()
+        doc_prf, strict, overlap, drift = PRF(), PRF(), PRF(), PRF()
         for d in docs:
             gold_m = [m for m in d.mentions if m.type == etype and m.ids]
             gold_ids = {i for m in gold_m for i in m.ids}
             pred_m = [p for p in preds[d.pmid] if group in p[3] and in_scope(p[2], etype, scope)]
             pred_ids = {p[2] for p in pred_m}
             doc_prf.add(gold_ids, pred_ids)
+            drift.add(gold_ids, {i for p in pred_m for i in version_adjusted(p, gold_m)})
             if errors is not None:
                 for i in pred_ids - gold_ids:
                     texts = {d.text[s:e].lower() for s, e, c, _ in pred_m if c == i}
@@ -200,7 +224,12 @@ def evaluate(
             overlap.tp += tp_g
             overlap.fn += len(gold_m) - tp_g
             overlap.fp += len(pred_m) - tp_p
-        res[etype] = {"document": doc_prf.row(), "mention_strict": strict.row(), "mention_overlap": overlap.row()}
+        res[etype] = {
+            "document": doc_prf.row(),
+            "document_mesh_version_adjusted": drift.row(),
+            "mention_strict": strict.row(),
+            "mention_overlap": overlap.row(),
+        }
     return res
 
 
@@ -212,6 +241,8 @@ def main() -> None:
     ap.add_argument("--matcher", default="dictionary")
     ap.add_argument("--threshold", type=float, default=0.9)
     ap.add_argument("--no-pipeline", action="store_true", help="match raw text (no abbreviations, sentences)")
+    ap.add_argument("--nested", default="", help="also count matches nested in longer ones: 'all' or "
+                    "comma-separated groups (CHEM)")  # fmt: skip
     ap.add_argument("--errors", type=int, default=0, help="print the N most frequent errors per type")
     ap.add_argument("--scope", choices=["bc5cdr", "all"], default="bc5cdr",
                     help="bc5cdr: proteins/enzymes/nucleic acids are not Chemical predictions")  # fmt: skip

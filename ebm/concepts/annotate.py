@@ -42,6 +42,7 @@ class Concept:
     token_end: int
     long_form: str | None = None  # set when matched through an abbreviation's long form
     alternatives: tuple[str, ...] = ()
+    nested: bool = False  # inside a longer match (only from a matcher built with nested=True)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -59,12 +60,13 @@ class Concept:
             "position": self.position,
             "long_form": self.long_form,
             "alternatives": list(self.alternatives),
+            "nested": self.nested,
         }
 
 
 def _long_form_match(matcher: ConceptMatcher, long_form: str) -> ConceptMatch | None:
     """The concept a long form names: the match covering it, else its longest match."""
-    found = matcher.match(long_form)
+    found = [m for m in matcher.match(long_form) if not m.nested]
     if not found:
         return None
     return max(found, key=lambda m: (m.end - m.start, m.start))
@@ -119,11 +121,18 @@ def annotate(
         # A long form's concept never overlaps another match (short forms are single tokens
         # or tight spans), but keep the output non-overlapping in any case.
         kept: list[tuple[int, int, ConceptMatch, str | None]] = []
+        last_end = -1
         for f in found:
-            if kept and f[0] < kept[-1][1]:
+            if f[2].nested:
+                kept.append(f)
+                continue
+            if f[0] < last_end:
                 continue
             kept.append(f)
-        found = kept
+            last_end = f[1]
+        found = [f for f in kept if not f[2].nested or any(
+            o[0] <= f[0] and f[1] <= o[1] and not o[2].nested for o in kept
+        )]
 
     out: list[Concept] = []
     for start, end, m, long_form in found:
@@ -150,6 +159,7 @@ def annotate(
                 token_end=t1,
                 long_form=long_form,
                 alternatives=m.alternatives,
+                nested=m.nested,
             )
         )
     return out

@@ -13,7 +13,7 @@ Both drop what ``rules/concept_stoplist.tsv`` lists (generic words such as "drug
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -43,6 +43,8 @@ class ConceptMatch:
     groups: tuple[str, ...]  # semantic groups (ebm.concepts.groups), e.g. ("DISO",)
     similarity: float  # 1.0 for an exact (normalised) match
     alternatives: tuple[str, ...] = ()  # other concept IDs the same string names equally well
+    # inside a longer match ("dopamine" in "dopamine receptor"); only from matchers asked for them
+    nested: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -54,6 +56,7 @@ class ConceptMatch:
             "groups": list(self.groups),
             "similarity": round(self.similarity, 3),
             "alternatives": list(self.alternatives),
+            "nested": self.nested,
         }
 
 
@@ -61,7 +64,8 @@ class ConceptMatcher(Protocol):
     name: str
 
     def match(self, text: str) -> list[ConceptMatch]:
-        """Non-overlapping concept mentions in ``text``, in text order."""
+        """Concept mentions in ``text`` in text order; they do not overlap, except those
+        flagged ``nested`` (inside a longer match), which only some matchers give on request."""
         ...
 
     def concept(self, cui: str) -> ConceptInfo | None:
@@ -139,8 +143,14 @@ class DictionaryMatcher:
         stoplist: Stoplist | None = None,
         synonyms: list[tuple[str, str]] | None = None,
         adjectives: bool = True,
+        nested: bool | Collection[str] = False,
     ) -> None:
+        """``nested``: also report matches inside longer ones: True for all, or a set of
+        groups (``{"CHEM"}``: chemicals named inside chemical names such as "dopamine
+        receptor"), reported only when both the inner and the outer match are in them."""
         self.directory = directory or index_dir()
+        self.nested = bool(nested)
+        self.nested_groups = None if nested is True or not nested else frozenset(nested)
         self.meta = read_meta(self.directory)
         self.stoplist = stoplist if stoplist is not None else load_stoplist()
         self.concepts = read_concepts(self.directory)
@@ -179,44 +189,67 @@ class DictionaryMatcher:
     def concept(self, cui: str) -> ConceptInfo | None:
         return self.concepts.get(cui)
 
-    def candidates(self, text: str) -> list[tuple[int, int, tuple[str, ...]]]:
-        """The longest vocabulary match starting at each token: (start, end, concept IDs)."""
-        out: list[tuple[int, int, tuple[str, ...]]] = []
-        entries, max_len = self.entries, self.max_len
-        for segment in tokenize(text):
-            seg: list[Token] = [t for t in segment if t.norm not in DROPPED_IN_TERMS]
-            norms = [t.norm for t in seg]
-            n = len(norms)
-            for i in range(n):
-                longest = max_len.get(norms[i])
-                if longest is None:
-                    continue
-                for j in range(min(n, i + longest), i, -1):
-                    cuis = entries.get(" ".join(norms[i:j]))
-                    if cuis:
-                        out.append((seg[i].start, seg[j - 1].end, cuis))
-                        break
+    def _matches_at(self, norms: list[str], i: int) -> list[tuple[int, tuple[str, ...]]]:
+        """Vocabulary matches starting at token ``i``: (end token, concept IDs), longest first;
+        only the longest unless nested matches are wanted."""
+        longest = self.max_len.get(norms[i])
+        if longest is None:
+            return []
+        out = []
+        for j in range(min(len(norms), i + longest), i, -1):
+            cuis = self.entries.get(" ".join(norms[i:j]))
+            if cuis:
+                out.append((j, cuis))
+                if not self.nested:
+                    break
         return out
 
     def match(self, text: str) -> list[ConceptMatch]:
-        cands = self.candidates(text)
-        # Longest span wins; among equals, the earlier one.
-        cands.sort(key=lambda c: (c[0] - c[1], c[0]))
-        taken: list[tuple[int, int]] = []
-        chosen = []
-        for start, end, cuis in cands:
-            if any(start < e and s < end for s, e in taken):
-                continue
-            taken.append((start, end))
-            chosen.append((start, end, cuis))
-        chosen.sort()
-        out = []
-        for start, end, cuis in chosen:
-            info = self.concepts[cuis[0]]
-            out.append(
-                ConceptMatch(start, end, text[start:end], info.cui, info.name, info.groups, 1.0, cuis[1:])
-            )
+        out: list[ConceptMatch] = []
+        for segment in tokenize(text):
+            seg: list[Token] = [t for t in segment if t.norm not in DROPPED_IN_TERMS]
+            norms = [t.norm for t in seg]
+            at = [self._matches_at(norms, i) for i in range(len(norms))]
+            for i, j, cuis in _select([(i, m[0][0], m[0][1]) for i, m in enumerate(at) if m]):
+                outer = self._make(text, seg, i, j, cuis, False)
+                out.append(outer)
+                if self.nested and j - i > 1 and self._nests(outer.groups):
+                    inner = []
+                    for k in range(i, j):
+                        best = next(((jj, c) for jj, c in at[k] if jj <= j and (k, jj) != (i, j)), None)
+                        if best:
+                            inner.append((k, best[0], best[1]))
+                    for a, b, c in _select(inner):
+                        m = self._make(text, seg, a, b, c, True)
+                        if self._nests(m.groups):
+                            out.append(m)
+        out.sort(key=lambda m: (m.start, -m.end))
         return out
+
+    def _nests(self, groups: tuple[str, ...]) -> bool:
+        return self.nested_groups is None or any(g in self.nested_groups for g in groups)
+
+    def _make(
+        self, text: str, seg: list[Token], i: int, j: int, cuis: tuple[str, ...], nested: bool
+    ) -> ConceptMatch:
+        start, end = seg[i].start, seg[j - 1].end
+        info = self.concepts[cuis[0]]
+        return ConceptMatch(
+            start, end, text[start:end], info.cui, info.name, info.groups, 1.0, cuis[1:], nested
+        )
+
+
+def _select(cands: list[tuple[int, int, tuple[str, ...]]]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """Non-overlapping token spans, longest first, then leftmost."""
+    taken: list[tuple[int, int]] = []
+    chosen = []
+    for i, j, cuis in sorted(cands, key=lambda c: (c[0] - c[1], c[0])):
+        if any(i < b and a < j for a, b in taken):
+            continue
+        taken.append((i, j))
+        chosen.append((i, j, cuis))
+    chosen.sort()
+    return chosen
 
 
 # --- QuickUMLS ----------------------------------------------------------------------------
