@@ -198,7 +198,7 @@ def open_store(db: str | Path | None = None) -> Lookup:
     """
     try:
         store = importlib.import_module("ebm.store")
-    except ModuleNotFoundError:
+    except ImportError:
         raise DataError("--store: the local MEDLINE store (ebm.store) is not available") from None
     opener = getattr(store, "open_store", None)
     if opener is None:
