@@ -91,6 +91,7 @@ def iter_atoms(
 ) -> Iterator[Atom]:
     """Atoms of MRCONSO.RRF kept for the index (see module docstring)."""
     path = release_file(directory, "MRCONSO.RRF")
+    n = 0
     with _open(path) as f:
         for n, line in enumerate(f, start=1):
             if progress and n % 10_000 == 0:
@@ -110,3 +111,5 @@ def iter_atoms(
                 continue
             preferred = r[_C["TS"]] == "P" and r[_C["STT"]] == "PF" and r[_C["ISPREF"]] == "Y"
             yield Atom(r[_C["CUI"]], text, r[_C["SAB"]], tty, preferred)
+    if progress and n % 10_000:
+        progress(n % 10_000)
