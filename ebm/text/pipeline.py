@@ -18,6 +18,7 @@ from functools import lru_cache
 
 import spacy
 from scispacy.custom_tokenizer import combined_rule_tokenizer
+from spacy.attrs import IDX, IS_SPACE, LENGTH
 
 from ebm.citation import AbstractSection, Citation
 from ebm.text.abbreviations import AbbreviationFinder
@@ -57,7 +58,7 @@ class TextPipeline:
             warnings.simplefilter("ignore", FutureWarning)
             self.nlp.tokenizer = combined_rule_tokenizer(self.nlp)
         self.splitter = splitter
-        self._abbrev = AbbreviationFinder(self.nlp) if abbreviations else None
+        self._abbrev = AbbreviationFinder() if abbreviations else None
 
     def process(self, citation: Citation) -> Document:
         """The Document for a citation's title and abstract (either may be missing)."""
@@ -93,23 +94,30 @@ class TextPipeline:
                 spans.extend((k, s, e) for s, e in self.splitter(text, a, b))
 
         sdoc = self.nlp.make_doc(text)
+        # Offsets via one array read: iterating spaCy Token objects costs more than the tokenizer.
+        idx_len_space = sdoc.to_array([IDX, LENGTH, IS_SPACE]).tolist() if len(sdoc) else []
+        words = [text[a : a + n] for a, n, _ in idx_len_space]
         tokens: list[Token] = []
-        token_index = [-1] * len(sdoc)
-        si = 0  # sentence of the current token; sentences are in text order
-        for t in sdoc:
-            if t.is_space:
-                continue
-            start = t.idx
-            while si < len(spans) - 1 and start >= spans[si][2]:
-                si += 1
-            token_index[t.i] = len(tokens)
-            tokens.append(Token(start, start + len(t.text), t.text, si))
-        # token ranges per sentence
-        first = [len(tokens)] * len(spans)
+        token_index = [-1] * len(words)
+        first = [0] * len(spans)  # token range of each sentence
         last = [0] * len(spans)
-        for i, tok in enumerate(tokens):
-            first[tok.sentence] = min(first[tok.sentence], i)
-            last[tok.sentence] = i + 1
+        si = -1  # sentence of the current token; sentences and tokens are in text order
+        next_start = spans[0][1] if spans else len(text)
+        for i, (a, n, space) in enumerate(idx_len_space):
+            if space:
+                continue
+            while a >= next_start:  # the token opens the next sentence (or one after it)
+                if si >= 0:
+                    last[si] = len(tokens)
+                si += 1
+                first[si] = len(tokens)
+                next_start = spans[si + 1][1] if si + 1 < len(spans) else len(text) + 1
+            token_index[i] = len(tokens)
+            tokens.append(Token(a, a + n, words[i], si))
+        if si >= 0:
+            last[si] = len(tokens)
+        for i in range(si + 1, len(spans)):  # sentences after the last token (none in practice)
+            first[i] = last[i] = len(tokens)
 
         n_abstract = sum(1 for k, _, _ in spans if k >= 0)
         sentences: list[Sentence] = []
@@ -121,13 +129,11 @@ class TextPipeline:
                 sec = secs[k]
                 label, cat, pos = sec.label, sec.nlm_category, position_of(j, n_abstract)
                 j += 1
-            t0 = first[i] if first[i] < len(tokens) else (last[i - 1] if i else 0)
-            t1 = max(last[i], t0)
-            sentences.append(Sentence(i, a, b, text[a:b], label, cat, pos, k, t0, t1))
+            sentences.append(Sentence(i, a, b, text[a:b], label, cat, pos, k, first[i], last[i]))
 
         doc = Document(text=text, sentences=sentences, tokens=tokens, pmid=pmid)
         if self._abbrev is not None:
-            doc.abbreviations, doc.abbreviation_spans = self._abbrev.find(sdoc, token_index)
+            doc.abbreviations, doc.abbreviation_spans = self._abbrev.find(sdoc, token_index, words)
         return doc
 
 
