@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -177,6 +178,48 @@ def test_store_lookup_with_real_citations(shared: Path) -> None:
         assert item.text.kind == ("abstract" if citation.abstract else None)
     assert sum(1 for item in items if item.text.lines) >= 6
     assert not any("PMID only" in w for w in sheet.warnings)
+
+
+def test_cli_make_with_the_local_store(shared: Path, tmp_path: Path, capsys) -> None:
+    pytest.importorskip("ebm.store")  # the store is optional for assessment
+    import html
+
+    from ebm.medline.bundled import iter_bundled
+
+    bench = shared / "bench"
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for qid in ("D02", "E01"):
+        shutil.copy(bench / "frames" / f"{qid}.json", frames)
+    pool = read_run(bench / "pools.run")
+    (tmp_path / "rev.run").write_text(
+        "".join(
+            f"{q} Q0 {d} {k} {-k} rev\n"
+            for q in ("D02", "E01")
+            for k, d in enumerate(pool.ranking(q)[::-1], 1)
+        )
+    )
+    out = tmp_path / "sheet"
+    args = ["assess", "make", str(bench / "pools.run"), str(tmp_path / "rev.run"), "--top", "2"]
+    assert main([*args, "--frames", str(frames), "--out", str(out), "--store"]) == 0
+    err = capsys.readouterr().err
+    assert "PMID only" not in err
+    key = json.loads((out / "key.json").read_text())
+    pmids = {i["pmid"] for i in key["items"].values()}
+    assert len(pmids) == 8
+    citations = {c.pmid: c for c in iter_bundled() if c.pmid in pmids}
+    page = (out / "sheet.html").read_text()
+    for pmid, citation in citations.items():  # some records of the corpus have no title
+        shown = citation.title or citation.abstract[0].text
+        assert html.escape(shown) in page, pmid
+    assert any(c.title for c in citations.values())
+    assert (
+        main(
+            [*args, "--frames", str(frames), "--out", str(tmp_path / "x"), "--store", str(tmp_path / "no.db")]
+        )
+        == 2
+    )
+    assert "no MEDLINE store at" in capsys.readouterr().err
 
 
 def test_open_store_missing_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -180,10 +180,16 @@ def run_assess_make(args: argparse.Namespace) -> int:
     answers = None
     if args.answers:
         answers = (assess.read_answers(args.answers[0]), assess.read_answers(args.answers[1]))
-    lookup = assess.open_store(args.store or None) if args.store is not None else None
-    sheet = assess.make_sheet(
-        run_a, run_b, frames, top=args.top, seed=args.seed, answers=answers, lookup=lookup
-    )
+    store = assess.open_store(args.store or None) if args.store is not None else None
+    try:
+        lookup = assess.source_lookup(store) if store is not None else None
+        sheet = assess.make_sheet(
+            run_a, run_b, frames, top=args.top, seed=args.seed, answers=answers, lookup=lookup
+        )
+    finally:
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
     written = assess.write_sheet(sheet, args.out, key_path=args.key, force=args.force)
     for warning in sheet.warnings:
         print(f"ebm: warning: {warning}", file=sys.stderr)

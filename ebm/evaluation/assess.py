@@ -190,11 +190,12 @@ def source_lookup(source: Any) -> Lookup:
     return lookup
 
 
-def open_store(db: str | Path | None = None) -> Lookup:
-    """The local MEDLINE store as a lookup; needs ``ebm.store.open_store(path | None)``.
+def open_store(db: str | Path | None = None) -> Any:
+    """The local MEDLINE store (``ebm.store.open_store``): ``db``, else the default store.
 
     The store is optional: without it (or without ``--store``) items show what the answers
-    documents give, else the PMID only.
+    documents give, else the PMID only. Wrap the result with :func:`source_lookup`; close it
+    (``close()``) when done.
     """
     try:
         store = importlib.import_module("ebm.store")
@@ -203,7 +204,7 @@ def open_store(db: str | Path | None = None) -> Lookup:
     opener = getattr(store, "open_store", None)
     if opener is None:
         raise DataError("--store: ebm.store has no open_store(path) to open the store with")
-    return source_lookup(opener(Path(db) if db else None))
+    return opener(Path(db) if db else None)
 
 
 # -- making the sheet -------------------------------------------------------------------------
