@@ -152,8 +152,7 @@ class Report:
         n = len(self.qids)
         source = f" in {self.qrels_path}" if self.qrels_path else ""
         out.append(
-            f"Relevance: {level_name(self.threshold)} (grade >= {self.threshold}); "
-            f"{n} queries{source}. Reference run: {self.runs[0]}."
+            f"Relevance: {_level_text(self.threshold)}; {n} queries{source}. Reference run: {self.runs[0]}."
         )
         out.append(f"Convention: {CONVENTION}.")
         out.append("")
@@ -257,6 +256,11 @@ def build_report(
         qrels_path=str(qrels_path) if qrels_path is not None else None,
         notes=notes,
     )
+
+
+def _level_text(threshold: int) -> str:
+    name = level_name(threshold)
+    return name if name.startswith("grade") else f"{name} (grade >= {threshold})"
 
 
 def _preview(items: Sequence[str], limit: int = 5) -> str:
