@@ -4,7 +4,8 @@ The UMLS Semantic Groups table (``GROUP|Name|TUI|Type``) is copied as ``TUI<TAB>
 with one change documented in the output: the semantic type Group (T096) and its children
 go to GRUP (persons / population groups) instead of LIVB, as in ``rules/semantic_groups.tsv``.
 
-Usage: python scripts/build_umls_semantic_groups.py [--shared ../shared] [--out rules/umls_semantic_groups.tsv]
+Usage: python scripts/build_umls_semantic_groups.py [--shared ../shared]
+       [--out rules/umls_semantic_groups.tsv]
 """
 
 from __future__ import annotations

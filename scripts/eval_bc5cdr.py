@@ -2,12 +2,14 @@
 
 Disease mentions are compared with our DISORDER (DISO) matches, Chemical mentions with
 CHEMICALS & DRUGS (CHEM). Document level: the set of MeSH IDs per abstract (gold IDs "-1"
-dropped, composite "D1|D2" split); also with MeSH versions reconciled (``version_adjusted``). Mention level: strict (same span and ID) and overlap
-(overlapping span, same ID). Tune on the training set; report the development set separately.
+dropped, composite "D1|D2" split); also with MeSH versions reconciled (``version_adjusted``).
+Mention level: strict (same span and ID) and overlap (overlapping span, same ID). Chemical
+predictions are limited to BC5CDR's annotation scope unless --scope all (``in_scope``).
+Tune on the training set; report the development set separately.
 
 Usage:
   python scripts/eval_bc5cdr.py [--split train|dev|both|all] [--matcher dictionary|quickumls]
-        [--threshold 0.9] [--no-pipeline] [--errors N] [--json]
+        [--threshold 0.9] [--no-pipeline] [--nested GROUPS] [--scope bc5cdr|all] [--errors N] [--json]
 Needs a concept index (`ebm setup`).
 """
 
@@ -119,11 +121,15 @@ def citation_of(doc: Doc) -> Citation:
     return Citation(pmid=doc.pmid, title=doc.title, abstract=(AbstractSection(doc.abstract, None, None),))
 
 
-def predict(docs: Iterable[Doc], args: argparse.Namespace) -> dict[str, list[tuple[int, int, str, tuple[str, ...]]]]:
+def predict(
+    docs: Iterable[Doc], args: argparse.Namespace
+) -> dict[str, list[tuple[int, int, str, tuple[str, ...]]]]:
     """PMID -> (start, end, concept ID, groups) over ``doc.text`` offsets."""
     from ebm.concepts.matcher import load_matcher
 
-    options = {"threshold": args.threshold} if args.matcher == "quickumls" else {"nested": _nested(args.nested)}
+    options = (
+        {"threshold": args.threshold} if args.matcher == "quickumls" else {"nested": _nested(args.nested)}
+    )
     matcher = load_matcher(args.matcher, **options)
     pipeline = None
     if not args.no_pipeline:
@@ -213,7 +219,9 @@ def evaluate(
                 for i in gold_ids - pred_ids:
                     texts = {m.text.lower() for m in gold_m if i in m.ids}
                     errors[(etype, "FN", i, "/".join(sorted(texts))[:60])] += 1
-            strict.add({(m.start, m.end, i) for m in gold_m for i in m.ids}, {(s, e, c) for s, e, c, _ in pred_m})
+            strict.add(
+                {(m.start, m.end, i) for m in gold_m for i in m.ids}, {(s, e, c) for s, e, c, _ in pred_m}
+            )
             # overlap: a predicted mention is right if it overlaps a gold mention with its ID
             tp_p = sum(
                 1 for s, e, c, _ in pred_m if any(c in m.ids and s < m.end and m.start < e for m in gold_m)

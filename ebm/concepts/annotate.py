@@ -130,9 +130,11 @@ def annotate(
                 continue
             kept.append(f)
             last_end = f[1]
-        found = [f for f in kept if not f[2].nested or any(
-            o[0] <= f[0] and f[1] <= o[1] and not o[2].nested for o in kept
-        )]
+        found = [
+            f
+            for f in kept
+            if not f[2].nested or any(o[0] <= f[0] and f[1] <= o[1] and not o[2].nested for o in kept)
+        ]
 
     out: list[Concept] = []
     for start, end, m, long_form in found:

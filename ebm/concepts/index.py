@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import marshal
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -26,12 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ebm.concepts.normalize import term_keys
+from ebm.concepts.groups import DISORDERS
+from ebm.concepts.normalize import adjective_keys, term_keys
 from ebm.concepts.umls import Atom, iter_atoms, read_groups, release_file
 from ebm.errors import DataError
 from ebm.paths import data_dir, rules_dir
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+LOOKUP_FILE = "lookup.marshal"
 PREFERRED_TTYS = frozenset({"MH", "PEP", "PT", "PN", "PTN", "PTGB"})
 
 
@@ -43,6 +47,16 @@ def stopwords() -> frozenset[str]:
     path = rules_dir() / "stopwords_en.txt"
     words = [w.strip() for w in path.read_text(encoding="utf-8").splitlines()]
     return frozenset(w for w in words if w and not w.startswith("#"))
+
+
+_SEMANTIC_TAG = re.compile(r"\s+\([a-z][a-z /&-]+\)$")
+
+
+def _strip_tag(atom: Atom) -> str:
+    """SNOMED CT strings end in a semantic tag, "Otitis media (disorder)": not matchable text."""
+    if atom.sab.startswith("SNOMEDCT"):
+        return _SEMANTIC_TAG.sub("", atom.text)
+    return atom.text
 
 
 def atom_rank(atom: Atom) -> int:
@@ -123,7 +137,7 @@ def build_index(
                 if atom.preferred:
                     named_by_preferred.add(atom.cui)
             rank = atom_rank(atom)
-            for key in term_keys(atom.text):
+            for key in term_keys(_strip_tag(atom)):
                 if not usable_key(key, stop):
                     continue
                 per = keys.setdefault(key, {})
@@ -149,6 +163,7 @@ def build_index(
             tmp / "terms.tsv.gz",
             (f"{k}\t{cui}\t{rank}\n" for k, per in sorted(keys.items()) for cui, rank in sorted(per.items())),
         )
+        _write_lookup(tmp / LOOKUP_FILE, keys, names, groups)
         del ss_db, cui_db  # close the QuickUMLS databases before moving them
         if keep_rrf:
             shutil.move(str(rrf_dir), str(tmp / "rrf"))
@@ -173,6 +188,48 @@ def build_index(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return stats
+
+
+def _write_lookup(
+    path: Path,
+    keys: dict[str, dict[str, int]],
+    names: dict[str, str],
+    groups: dict[str, tuple[str, ...]],
+) -> None:
+    """What the dictionary matcher loads, ready to use (marshal loads it in a fraction of a
+    second, where parsing terms.tsv.gz takes seconds): key -> concept IDs of the key's best
+    rank; adjective keys of one-word disorder names; concept -> (name, groups)."""
+    entries: dict[str, tuple[str, ...]] = {}
+    for key, per in keys.items():
+        best = min(per.values())
+        entries[key] = tuple(sorted(c for c, r in per.items() if r == best))
+    adjectives: dict[str, list[str]] = {}
+    for key, cuis in entries.items():
+        diso = [c for c in cuis if DISORDERS in groups.get(c, ())]
+        for adj in adjective_keys(key) if diso else ():
+            if adj not in entries:
+                known = adjectives.setdefault(adj, [])
+                known.extend(c for c in diso if c not in known)
+    data = {
+        "format": FORMAT_VERSION,
+        "entries": entries,
+        "adjectives": {k: tuple(v) for k, v in adjectives.items()},
+        "concepts": {cui: (name, groups.get(cui, ())) for cui, name in names.items()},
+    }
+    path.write_bytes(marshal.dumps(data))
+
+
+def read_lookup(directory: Path) -> dict[str, Any]:
+    path = directory / LOOKUP_FILE
+    try:
+        data = marshal.loads(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError) as exc:
+        raise DataError(
+            f"concept index at {directory} is damaged ({path.name}: {exc}): run `ebm setup`"
+        ) from exc
+    if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
+        raise DataError(f"concept index at {directory} is from another ebm version: run `ebm setup` again")
+    return data
 
 
 def _replace_dir(new: Path, target: Path) -> None:

@@ -23,12 +23,11 @@ from ebm.concepts.index import (
     ConceptInfo,
     index_dir,
     read_concepts,
+    read_lookup,
     read_meta,
-    read_terms,
     stopwords,
 )
-from ebm.concepts.groups import DISORDERS
-from ebm.concepts.normalize import DROPPED_IN_TERMS, Token, adjective_keys, term_keys, tokenize
+from ebm.concepts.normalize import DROPPED_IN_TERMS, Token, term_keys, tokenize
 from ebm.errors import DataError
 from ebm.paths import rules_dir
 
@@ -129,8 +128,6 @@ def load_stoplist(path: Path | None = None) -> Stoplist:
 
 # --- dictionary matcher -------------------------------------------------------------------
 
-ADJECTIVE_RANK = 5
-
 
 class DictionaryMatcher:
     """Exact matching of normalised n-grams against the vocabulary's keys, longest first."""
@@ -153,33 +150,33 @@ class DictionaryMatcher:
         self.nested_groups = None if nested is True or not nested else frozenset(nested)
         self.meta = read_meta(self.directory)
         self.stoplist = stoplist if stoplist is not None else load_stoplist()
-        self.concepts = read_concepts(self.directory)
+        lookup = read_lookup(self.directory)
+        self.concepts = {
+            cui: ConceptInfo(cui, name, groups) for cui, (name, groups) in lookup["concepts"].items()
+        }
         # key -> concept IDs of the best rank for that key (ties kept, in ID order)
-        best: dict[str, tuple[int, list[str]]] = {}
-        for key, cui, rank in read_terms(self.directory):
-            if key in self.stoplist.keys or cui in self.stoplist.concepts:
-                continue
-            cur = best.get(key)
-            if cur is None or rank < cur[0]:
-                best[key] = (rank, [cui])
-            elif rank == cur[0]:
-                cur[1].append(cui)
+        entries: dict[str, tuple[str, ...]] = lookup["entries"]
         if adjectives:
-            # "hypertensive" -> Hypertension: adjectives of one-word disorder names, used only
-            # where the adjective is not itself a vocabulary term.
-            adjective: dict[str, list[str]] = {}
-            for key, (_rank, cuis) in best.items():
-                diso = [c for c in cuis if DISORDERS in self.concepts[c].groups]
-                for adj in adjective_keys(key) if diso else ():
-                    if adj not in best and adj not in self.stoplist.keys:
-                        adjective.setdefault(adj, []).extend(c for c in diso if c not in adjective.get(adj, []))
-            for adj, cuis in adjective.items():
-                best[adj] = (ADJECTIVE_RANK, cuis)
+            # "hypertensive" -> Hypertension: adjectives of one-word disorder names, made at
+            # build time only where the adjective is not itself a vocabulary term.
+            for adj, cuis in lookup["adjectives"].items():
+                entries.setdefault(adj, cuis)
+        for key in self.stoplist.keys:
+            entries.pop(key, None)
+        if self.stoplist.concepts:
+            # A stoplisted concept leaves its keys to the other concepts of the same rank.
+            for key, cuis in list(entries.items()):
+                if any(c in self.stoplist.concepts for c in cuis):
+                    kept = tuple(c for c in cuis if c not in self.stoplist.concepts)
+                    if kept:
+                        entries[key] = kept
+                    else:
+                        del entries[key]
         # Curated synonyms win over the vocabulary for the same key.
         for key, cui in load_synonyms() if synonyms is None else synonyms:
             if cui in self.concepts:
-                best[key] = (-1, [cui])
-        self.entries: dict[str, tuple[str, ...]] = {k: tuple(v[1]) for k, v in best.items()}
+                entries[key] = (cui,)
+        self.entries = entries
         self.max_len: dict[str, int] = {}
         for key in self.entries:
             toks = key.split(" ")
