@@ -18,7 +18,8 @@ them (and of rejected candidates) for a hand check.
 Corpora (``../shared/data``): ``medline`` (medline16n0902 + medsamp2006, the development set the
 rules were written on), ``pubmedqa`` (PQA-L contexts + conclusion), ``pico`` (PICO-data docs whose
 abstracts have one labelled section per line; the label is stripped), ``bundled`` (the bundled
-corpus, when ebm.medline.bundled exists).
+corpus of ebm.medline.bundled: it overlaps the others) and ``evidence-outcomes`` (its
+EvidenceOutcomes abstracts only, a source the rules were never looked at on).
 
     python scripts/eval_sentences.py --corpus medline pubmedqa pico --splitters ebm pysbd sentencizer
 """
@@ -128,16 +129,23 @@ def pico_abstracts(shared: Path) -> Iterator[Abstract]:
                 yield Abstract(path.stem, secs)
 
 
-def bundled_abstracts(shared: Path) -> Iterator[Abstract]:
+def bundled_abstracts(shared: Path, source_prefix: str = "") -> Iterator[Abstract]:
     try:
-        from ebm.medline import bundled  # type: ignore[attr-defined]
+        from ebm.medline.bundled import iter_bundled
     except ImportError:
         print("  (no ebm.medline.bundled: corpus skipped)", file=sys.stderr)
         return
-    for c in bundled.citations():
+    for c in iter_bundled():
+        if not (c.source or "").startswith(source_prefix):
+            continue
         secs = [s.text.strip() for s in c.abstract or () if s.text and s.text.strip()]
         if len(secs) >= 2:
             yield Abstract(c.pmid, secs)
+
+
+def evidence_outcomes_abstracts(shared: Path) -> Iterator[Abstract]:
+    """The EvidenceOutcomes abstracts of the bundled corpus (structured by the corpus builder)."""
+    return bundled_abstracts(shared, "evidence-outcomes")
 
 
 CORPORA = {
@@ -145,6 +153,7 @@ CORPORA = {
     "pubmedqa": pubmedqa_abstracts,
     "pico": pico_abstracts,
     "bundled": bundled_abstracts,
+    "evidence-outcomes": evidence_outcomes_abstracts,
 }
 
 # --- splitters -------------------------------------------------------------------------------

@@ -40,6 +40,15 @@ from ebm.text.sentences import split, split_spans
         # parentheses
         ("Doses (i.v. MgSO4) were given. It helped.", ["Doses (i.v. MgSO4) were given.", "It helped."]),
         ("Weight fell 9.8% (s.d. 6.9%) in all.", ["Weight fell 9.8% (s.d. 6.9%) in all."]),
+        # an unclosed bracket (a typo) does not swallow the next sentence
+        (
+            "Events (as defined by NCI was demonstrated. Phase 3 trials (RCTs) followed.",
+            ["Events (as defined by NCI was demonstrated.", "Phase 3 trials (RCTs) followed."],
+        ),
+        (
+            "Rates (mean 0.42 vs 0.37 (ratio 0.90), P = .31). FEV1 did not change (0.003 L).",
+            ["Rates (mean 0.42 vs 0.37 (ratio 0.90), P = .31).", "FEV1 did not change (0.003 L)."],
+        ),
         # sentences starting with numbers or lower-case drug names
         ("Ten were enrolled. 25 patients had AOM.", ["Ten were enrolled.", "25 patients had AOM."]),
         ("Stroke was treated. tPA was given early.", ["Stroke was treated.", "tPA was given early."]),

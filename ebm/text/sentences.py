@@ -65,9 +65,18 @@ def _opens_unclosed_paren(text: str, start: int, pos: int, reach: int = 200) -> 
             depth -= 1
     if depth == 0:
         return False
-    tail = text[pos : pos + reach]
-    close = min((i for i in (tail.find(")"), tail.find("]")) if i >= 0), default=-1)
-    return close >= 0 and "\n" not in tail[:close]
+    # An enclosing bracket must close ahead: a ")" not matched by a "(" opened after ``pos``.
+    rel = 0
+    for ch in text[pos : pos + reach]:
+        if ch in "([":
+            rel += 1
+        elif ch in ")]":
+            rel -= 1
+            if rel < 0:
+                return True
+        elif ch == "\n":
+            return False
+    return False
 
 
 def _is_ordinary_word(word: str) -> bool:
@@ -103,8 +112,12 @@ def _is_boundary(text: str, seg_start: int, mark_start: int, mark_end: int, sent
     # Strip opening punctuation of the previous token: "(vs." -> "vs".
     bare = prev.lstrip("([{\"'“‘").lower()
     closing = len(mark.rstrip(".?!")) > 0  # ".)" or '."': the period is inside a bracket/quote
-    # Inside a short parenthesis: "(i.v. MgSO4)", "(P. Howlin, R. K. Gordon, 2007)", "(s.d. 6.9%)".
-    if _opens_unclosed_paren(text, sent_start, mark_end):
+    # Inside a short parenthesis: "(i.v. MgSO4)", "(P. Howlin, R. K. Gordon, 2007)", "(s.d. 6.9%)";
+    # but an ordinary word, a period and a capitalised word is a boundary even there, since an
+    # unclosed bracket (a typo: "events (CVAE) (as defined by ... was demonstrated. Phase 3")
+    # is more common than a sentence inside brackets.
+    strong = _is_ordinary_word(bare) and next_word[:1].isupper() and next_word[1:2].islower()
+    if not strong and _opens_unclosed_paren(text, sent_start, mark_end):
         return False
     acronym = len(bare) >= 2 and bare.isalpha() and prev.strip("([{\"'“‘").isupper()  # "MS", "NO", "CA"
     if not closing and not acronym:
