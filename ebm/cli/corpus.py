@@ -1,0 +1,177 @@
+"""``ebm corpus``: the local MEDLINE store (ingest PubMed XML, search, stats).
+
+    ebm corpus ingest PATH... [--db FILE] [--batch-size N]
+    ebm corpus search QUERY [--limit N] [--sort relevance|date] [--json] [--db FILE]
+    ebm corpus stats [--json] [--db FILE]
+
+Without ``--db`` the default store is used (``EBM_HOME/medline.sqlite`` or the per-user data
+directory), created from the bundled corpus on first use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ebm.errors import EbmError, InputError
+from ebm.medline.reader import read_records
+from ebm.store.default import open_store
+from ebm.store.sqlite import BATCH_SIZE, IngestReport
+
+XML_SUFFIXES = (".xml", ".xml.gz")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    corpus = subparsers.add_parser(
+        "corpus",
+        help="the local MEDLINE store: ingest, search, stats",
+        description="The local MEDLINE store (SQLite + FTS5). Without --db: EBM_HOME/medline.sqlite, "
+        "else the per-user data directory; created from the bundled corpus on first use.",
+    )
+    sub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION", required=True)
+    db = argparse.ArgumentParser(add_help=False)
+    db.add_argument("--db", metavar="FILE", help="store file (default: EBM_HOME/medline.sqlite)")
+
+    p = sub.add_parser(
+        "ingest",
+        parents=[db],
+        help="add PubMed XML files (plain or .gz) to the store",
+        description="Add PubMed/MEDLINE XML files (PubmedArticleSet or MedlineCitationSet, plain or "
+        "gzip) to the store. A PMID already stored is replaced; DeleteCitation blocks remove PMIDs. "
+        "One transaction per batch: an interrupted ingest keeps every batch committed before it.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="XML file, or a directory of *.xml / *.xml.gz")
+    p.add_argument(
+        "--batch-size", type=int, default=BATCH_SIZE, help=f"citations per transaction ({BATCH_SIZE})"
+    )
+    p.set_defaults(func=run_ingest)
+
+    p = sub.add_parser(
+        "search",
+        parents=[db],
+        help="search the store with PubMed syntax",
+        description="Search with a subset of PubMed syntax: AND OR NOT, parentheses, quoted phrases, "
+        "[ti] [tiab] [tw] [mh] [mh:noexp] [majr] [sh] [pt] [la] [dp] [pmid], hasabstract, word*. "
+        "See docs/store.md.",
+    )
+    p.add_argument("query", help="e.g. '\"febrile\" AND ibuprofen[tiab]'")
+    p.add_argument("--limit", type=int, default=20, help="hits to show (20)")
+    p.add_argument("--sort", choices=("relevance", "date"), default="relevance", help="BM25 or newest first")
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+    p.set_defaults(func=run_search)
+
+    p = sub.add_parser("stats", parents=[db], help="counts of what the store holds")
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+    p.set_defaults(func=run_stats)
+
+
+def _xml_files(paths: list[str]) -> list[Path]:
+    """The files to read, checked before anything is written."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(XML_SUFFIXES))
+            if not found:
+                raise InputError(f"{path}: no *.xml or *.xml.gz files in this directory")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise InputError(f"{path}: no such file or directory")
+    return files
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    files = _xml_files(args.paths)
+    store = open_store(args.db, create=True)
+    report = IngestReport()
+    with store, tqdm(unit=" citations", desc="ingest", file=sys.stderr, disable=None) as bar:
+
+        def records() -> Iterator:
+            for path in files:
+                bar.set_postfix_str(path.name)
+                yield from read_records(path)
+
+        try:
+            store.ingest(records(), batch_size=args.batch_size, report=report, on_batch=bar.update)
+        except EbmError as exc:
+            bar.close()
+            raise type(exc)(
+                f"{exc}\n{_summary(report, store.path)} before the error; nothing stored earlier was lost"
+            ) from exc
+        except KeyboardInterrupt:
+            bar.close()
+            print(
+                f"ebm: interrupted: {_summary(report, store.path)} (the batch in progress was rolled back)",
+                file=sys.stderr,
+            )
+            raise
+        total = len(store)
+    print(
+        f"{_summary(report, store.path)} from {len(files)} file(s); the store holds {total:,} citations",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _summary(report: IngestReport, path: Path) -> str:
+    text = f"stored {report.stored:,} citations in {path} ({report.added:,} new, {report.replaced:,} replaced"
+    if report.deleted:
+        text += f", {report.deleted:,} deleted"
+    return text + ")"
+
+
+def run_search(args: argparse.Namespace) -> int:
+    if args.limit < 0:
+        raise InputError(f"--limit must not be negative, not {args.limit}")
+    with open_store(args.db) as store:
+        hits = store.search_hits(args.query, limit=args.limit, sort=args.sort)
+    if args.json:
+        doc = {
+            "query": hits.query,
+            "translation": hits.translation,
+            "sort": hits.sort,
+            "count": hits.count,
+            "results": [
+                {"rank": i, "pmid": h.pmid, "year": h.year, "title": h.title, "score": h.score}
+                for i, h in enumerate(hits.hits, 1)
+            ],
+        }
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        return 0
+    print(f"{hits.count:,} citations match {hits.translation}", file=sys.stderr)
+    for i, h in enumerate(hits.hits, 1):
+        year = str(h.year) if h.year is not None else "----"
+        print(f"{i:>4}  {h.pmid:>9}  {year}  {h.title or '(no title)'}")
+    return 0
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    with open_store(args.db) as store:
+        stats = store.stats()
+    if args.json:
+        print(json.dumps(stats.to_dict(), ensure_ascii=False, indent=2))
+        return 0
+    years = f"{stats.year_min}-{stats.year_max}" if stats.year_min is not None else "unknown"
+    rows = [
+        ("store", stats.path),
+        ("citations", f"{stats.citations:,}"),
+        ("with abstract", f"{stats.with_abstract:,}"),
+        ("with MeSH headings", f"{stats.with_mesh:,}"),
+        ("with publication types", f"{stats.with_publication_types:,}"),
+        ("with a year", f"{stats.with_year:,}"),
+        ("years", years),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    print("sources:")
+    for source, n in stats.sources.items():
+        print(f"  {n:>7,}  {source}")
+    return 0

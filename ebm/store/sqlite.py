@@ -1,0 +1,621 @@
+"""The local MEDLINE store: one SQLite file with the citations and their full-text indexes.
+
+Tables (schema version in ``meta``):
+
+- ``citations``: one row per PMID: the record as ``Citation.to_dict()`` JSON (zlib), the columns the
+  query language filters on (year, sort date, language, has_abstract ...) and the indexed text.
+- ``vocab``: each distinct descriptor, qualifier and publication type (UI and name) once;
+  ``headings``, ``qualifiers``, ``pubtypes``: one row per occurrence in a citation, with the
+  major-topic flags (a heading or publication type the record gives by name only gets the UI of
+  the MeSH 2024 descriptor of that name).
+- FTS5 indexes, all external-content (the text lives once, in the tables above) and written
+  in the same transactions as the rows: ``text_fts`` (title, abstract; porter stemming; BM25
+  ranking with title weight 5, abstract 1, as the benchmark pools were built), ``mesh_fts``
+  (descriptor names in ``vocab``, for text words), ``word_fts`` (title, abstract, headings
+  without stemming, for ``word*`` truncation).
+
+Writes happen in one transaction per batch, so a killed ingest leaves every earlier batch
+stored and nothing half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ebm.citation import Citation
+from ebm.errors import DataError, EbmError, InputError
+from ebm.medline.reader import Deletion
+from ebm.mesh import mesh
+from ebm.source import SearchResult, Sort
+from ebm.store.query import SqlQuery, translate
+
+SCHEMA_VERSION = "1"
+TITLE_WEIGHT = 5.0
+ABSTRACT_WEIGHT = 1.0
+BATCH_SIZE = 1000
+
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE citations(
+    id INTEGER PRIMARY KEY,
+    pmid TEXT NOT NULL UNIQUE,
+    year INTEGER,
+    sort_date TEXT,            -- YYYY-MM-DD, 00 for a month or day the record does not give
+    language TEXT,
+    has_abstract INTEGER NOT NULL,
+    has_mesh INTEGER NOT NULL,
+    has_pt INTEGER NOT NULL,
+    source TEXT,
+    title TEXT NOT NULL,       -- '' when unknown: the indexed text
+    abstract TEXT NOT NULL,
+    mesh TEXT NOT NULL,        -- heading names, one per line
+    record BLOB NOT NULL       -- Citation.to_dict() as zlib-compressed JSON
+);
+CREATE INDEX citations_date ON citations(sort_date);
+CREATE INDEX citations_language ON citations(language);
+-- every distinct descriptor (D), qualifier (Q) and publication type (P), stored once
+CREATE TABLE vocab(
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    ui TEXT NOT NULL,          -- '' when neither the record nor MeSH 2024 gives one
+    name TEXT NOT NULL COLLATE NOCASE,
+    UNIQUE(kind, ui, name)
+);
+CREATE INDEX vocab_name ON vocab(kind, name);
+CREATE TABLE headings(
+    cid INTEGER NOT NULL,
+    vid INTEGER NOT NULL,
+    major INTEGER NOT NULL,            -- main theme: the descriptor or one of its qualifiers starred
+    descriptor_major INTEGER NOT NULL  -- the descriptor itself starred
+);
+CREATE INDEX headings_vid ON headings(vid, major);
+CREATE INDEX headings_cid ON headings(cid);
+CREATE TABLE qualifiers(heading INTEGER NOT NULL, cid INTEGER NOT NULL, vid INTEGER NOT NULL,
+                        major INTEGER NOT NULL);
+CREATE INDEX qualifiers_vid ON qualifiers(vid);
+CREATE INDEX qualifiers_cid ON qualifiers(cid);
+CREATE TABLE pubtypes(cid INTEGER NOT NULL, vid INTEGER NOT NULL);
+CREATE INDEX pubtypes_vid ON pubtypes(vid);
+CREATE INDEX pubtypes_cid ON pubtypes(cid);
+
+CREATE VIRTUAL TABLE text_fts USING fts5(
+    title, abstract, content='citations', content_rowid='id', tokenize='porter unicode61');
+CREATE VIRTUAL TABLE word_fts USING fts5(
+    title, abstract, mesh, content='citations', content_rowid='id', tokenize='unicode61',
+    detail='column');
+-- descriptor names, indexed once each: text words reach citations through headings.vid
+CREATE VIEW descriptors AS SELECT id, name FROM vocab WHERE kind = 'D';
+CREATE VIRTUAL TABLE mesh_fts USING fts5(
+    name, content='descriptors', content_rowid='id', tokenize='porter unicode61');
+
+-- The FTS tables are written by MedlineStore itself, not by triggers: an FTS5 insert made by a
+-- trigger flushes the index at every row's statement savepoint (5x slower on a bulk ingest).
+CREATE TRIGGER citations_au BEFORE UPDATE ON citations BEGIN
+    SELECT RAISE(ABORT, 'citations are replaced (delete + insert), never updated');
+END;
+CREATE TRIGGER vocab_bd BEFORE DELETE ON vocab BEGIN
+    SELECT RAISE(ABORT, 'vocab rows are kept: headings refer to them');
+END;
+"""
+
+
+@dataclass
+class IngestReport:
+    """Counts of one ingest; updated as batches commit, so it is right after an error too."""
+
+    read: int = 0  # citations received
+    added: int = 0  # new PMIDs stored
+    replaced: int = 0  # PMIDs already stored, replaced by the new record
+    deleted: int = 0  # PMIDs removed by DeleteCitation blocks
+    batches: int = 0  # transactions committed
+
+    @property
+    def stored(self) -> int:
+        return self.added + self.replaced
+
+
+@dataclass(frozen=True)
+class Hit:
+    pmid: str
+    score: float | None  # BM25 (higher is better); None in date order or without text terms
+    year: int | None
+    title: str | None
+
+
+@dataclass(frozen=True)
+class Hits:
+    query: str
+    count: int
+    hits: tuple[Hit, ...]
+    translation: str
+    sort: str
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    path: str
+    citations: int
+    with_abstract: int
+    with_mesh: int
+    with_publication_types: int
+    with_year: int
+    year_min: int | None
+    year_max: int | None
+    sources: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class MedlineStore:
+    """A SQLite MEDLINE store; implements ``ebm.source.CitationSource``.
+
+    One connection guarded by a lock, so a store can be shared between threads.
+    ``bulk=True`` turns off journaling and syncing: only for building a new file that is
+    thrown away if the build fails (see ``ebm.store.default``).
+    """
+
+    name = "local"
+
+    def __init__(self, path: str | Path, *, create: bool = True, bulk: bool = False) -> None:
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise DataError(f"no MEDLINE store at {self.path}")
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._vocab: dict[tuple[str, str, str], int] | None = None  # (kind, ui, name) -> vocab id
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA foreign_keys = OFF")
+            if bulk:
+                self._db.execute("PRAGMA journal_mode = OFF")
+                self._db.execute("PRAGMA synchronous = OFF")
+            else:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.execute("PRAGMA synchronous = NORMAL")
+            self._init_schema()
+        except sqlite3.DatabaseError as exc:
+            raise DataError(f"{self.path} is not a usable MEDLINE store: {exc}") from exc
+
+    # -------------------------------------------------------------- lifecycle
+
+    def _init_schema(self) -> None:
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            self._db.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
+            self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+            return
+        if "meta" not in tables or "citations" not in tables:
+            raise DataError(f"{self.path} is an SQLite file but not an ebm MEDLINE store")
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None or row[0] != SCHEMA_VERSION:
+            raise DataError(
+                f"{self.path} was written by another version of ebm (store schema "
+                f"{row[0] if row else 'unknown'}, this version reads {SCHEMA_VERSION}): delete it "
+                "and re-ingest (the default store is rebuilt from the bundled corpus)"
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> MedlineStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def optimize(self) -> None:
+        """Merge the FTS5 index segments (faster queries after a large ingest)."""
+        with self._lock:
+            for table in ("text_fts", "word_fts", "mesh_fts"):
+                self._db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+
+    def check(self) -> None:
+        """``DataError`` unless SQLite and every FTS5 index agree with the stored rows."""
+        with self._lock:
+            try:
+                ok = self._db.execute("PRAGMA integrity_check").fetchone()[0]
+                if ok != "ok":
+                    raise DataError(f"{self.path}: integrity check failed: {ok}")
+                for table in ("text_fts", "word_fts", "mesh_fts"):
+                    self._db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+            except sqlite3.DatabaseError as exc:
+                raise DataError(f"{self.path}: index check failed: {exc}") from exc
+
+    # -------------------------------------------------------------- writing
+
+    def ingest(
+        self,
+        records: Iterable[Citation | Deletion],
+        *,
+        batch_size: int = BATCH_SIZE,
+        report: IngestReport | None = None,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> IngestReport:
+        """Store citations (replacing any stored under the same PMID) and apply deletions.
+
+        One transaction per ``batch_size`` citations. If ``records`` raises an ``EbmError``
+        (a malformed file), the citations read before it are stored, then the error is
+        re-raised; any other exception (an interrupt) rolls back only the current batch.
+        ``report`` (updated as batches commit) tells what was stored either way.
+        """
+        if batch_size < 1:
+            raise InputError(f"batch size must be at least 1, not {batch_size}")
+        report = report if report is not None else IngestReport()
+        batch: dict[str, Citation] = {}
+
+        def flush() -> None:
+            if batch:
+                n = len(batch)
+                self._write_batch(list(batch.values()), report)
+                batch.clear()
+                if on_batch:
+                    on_batch(n)
+
+        source = iter(records)
+        while True:
+            try:
+                record = next(source)
+            except StopIteration:
+                break
+            except EbmError:
+                flush()  # the records before a malformed part are whole: keep them
+                raise
+            if isinstance(record, Deletion):
+                flush()  # keep document order: a deletion applies to what came before it
+                report.deleted += self.delete(record.pmids)
+                continue
+            report.read += 1
+            batch.pop(record.pmid, None)  # a later record for the same PMID wins
+            batch[record.pmid] = record
+            if len(batch) >= batch_size:
+                flush()
+        flush()
+        return report
+
+    def delete(self, pmids: Iterable[str]) -> int:
+        """Remove citations by PMID; returns how many were stored."""
+        with self._lock, self._transaction():
+            return self._delete(json.dumps([str(p) for p in pmids]))
+
+    def _delete(self, pmids_json: str) -> int:
+        db = self._db
+        ids = json.dumps(
+            [
+                r[0]
+                for r in db.execute(
+                    "SELECT id FROM citations WHERE pmid IN (SELECT value FROM json_each(?))", (pmids_json,)
+                )
+            ]
+        )
+        if ids == "[]":
+            return 0
+        these = "IN (SELECT value FROM json_each(?))"
+        # external-content FTS5 deletes need the indexed values, read before the rows go
+        db.execute(
+            "INSERT INTO text_fts(text_fts, rowid, title, abstract)"
+            f" SELECT 'delete', id, title, abstract FROM citations WHERE id {these}",
+            (ids,),
+        )
+        db.execute(
+            "INSERT INTO word_fts(word_fts, rowid, title, abstract, mesh)"
+            f" SELECT 'delete', id, title, abstract, mesh FROM citations WHERE id {these}",
+            (ids,),
+        )
+        for table in ("headings", "qualifiers", "pubtypes"):
+            db.execute(f"DELETE FROM {table} WHERE cid {these}", (ids,))
+        return db.execute(f"DELETE FROM citations WHERE id {these}", (ids,)).rowcount
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db, self.path)
+
+    def _write_batch(self, citations: list[Citation], report: IngestReport) -> None:
+        rows = [_citation_row(c) for c in citations]
+        with self._lock:
+            try:
+                with self._transaction():
+                    replaced = self._insert(citations, rows)
+            except BaseException as exc:
+                self._vocab = None  # ids added in the rolled-back transaction are gone
+                if isinstance(exc, sqlite3.Error):
+                    first, last = citations[0].pmid, citations[-1].pmid
+                    raise DataError(
+                        f"{self.path}: storing the batch of PMIDs {first}..{last} failed ({exc}); "
+                        "that batch was rolled back, everything stored before it is kept"
+                    ) from exc
+                raise
+        report.replaced += replaced
+        report.added += len(citations) - replaced
+        report.batches += 1
+
+    def _insert(self, citations: list[Citation], rows: list[tuple[Any, ...]]) -> int:
+        db = self._db
+        replaced = self._delete(json.dumps([c.pmid for c in citations]))
+        next_id = db.execute("SELECT coalesce(max(id), 0) + 1 FROM citations").fetchone()[0]
+        next_heading = db.execute("SELECT coalesce(max(rowid), 0) + 1 FROM headings").fetchone()[0]
+        headings: list[tuple[int, ...]] = []
+        qualifiers: list[tuple[int, ...]] = []
+        pubtypes: list[tuple[int, int]] = []
+        for cid, c in enumerate(citations, next_id):
+            for h in c.mesh_headings or ():
+                ui = h.descriptor_ui or _heading_ui(h.descriptor_name)
+                headings.append(
+                    (next_heading, cid, self._vid("D", ui, h.descriptor_name), int(h.is_major), int(h.major))
+                )
+                qualifiers.extend(
+                    (next_heading, cid, self._vid("Q", q.ui, q.name), int(q.major)) for q in h.qualifiers
+                )
+                next_heading += 1
+            pubtypes.extend(
+                (cid, self._vid("P", p.ui or _heading_ui(p.name), p.name)) for p in c.publication_types or ()
+            )
+        numbered = [(cid, *row) for cid, row in enumerate(rows, next_id)]
+        db.executemany(
+            "INSERT INTO citations(id, pmid, year, sort_date, language, has_abstract, has_mesh, has_pt,"
+            " source, title, abstract, mesh, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            numbered,
+        )
+        # a numbered row is (id, pmid, ..., title, abstract, mesh, record): see _citation_row
+        texts = [(r[0], r[-4], r[-3], r[-2]) for r in numbered]
+        db.executemany("INSERT INTO text_fts(rowid, title, abstract) VALUES (?,?,?)", [t[:3] for t in texts])
+        db.executemany("INSERT INTO word_fts(rowid, title, abstract, mesh) VALUES (?,?,?,?)", texts)
+        db.executemany(
+            "INSERT INTO headings(rowid, cid, vid, major, descriptor_major) VALUES (?,?,?,?,?)", headings
+        )
+        db.executemany("INSERT INTO qualifiers VALUES (?,?,?,?)", qualifiers)
+        db.executemany("INSERT INTO pubtypes VALUES (?,?)", pubtypes)
+        return replaced
+
+    def _vid(self, kind: str, ui: str | None, name: str) -> int:
+        """The vocab id of a descriptor, qualifier or publication type, added if new."""
+        if self._vocab is None:
+            self._vocab = {
+                (k, u, n): i for i, k, u, n in self._db.execute("SELECT id, kind, ui, name FROM vocab")
+            }
+        key = (kind, ui or "", name)
+        vid = self._vocab.get(key)
+        if vid is None:
+            found = self._db.execute(
+                "SELECT id FROM vocab WHERE kind = ? AND ui = ? AND name = ?", key
+            ).fetchone()
+            if found:  # added by another process since the cache was loaded
+                vid = found[0]
+            else:
+                vid = self._db.execute("INSERT INTO vocab(kind, ui, name) VALUES (?, ?, ?)", key).lastrowid
+                if kind == "D":
+                    self._db.execute("INSERT INTO mesh_fts(rowid, name) VALUES (?, ?)", (vid, name))
+            self._vocab[key] = vid
+        return vid
+
+    # -------------------------------------------------------------- reading
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT count(*) FROM citations").fetchone()[0]
+
+    def __contains__(self, pmid: object) -> bool:
+        with self._lock:
+            return (
+                self._db.execute("SELECT 1 FROM citations WHERE pmid = ?", (str(pmid),)).fetchone()
+                is not None
+            )
+
+    def get(self, pmid: str) -> Citation | None:
+        found = self.fetch([pmid])
+        return found[0] if found else None
+
+    def fetch(self, pmids: Sequence[str]) -> list[Citation]:
+        """Citations for ``pmids`` in the given order; unknown PMIDs are left out."""
+        wanted = [str(p).strip() for p in pmids]
+        with self._lock:
+            rows = dict(
+                self._db.execute(
+                    "SELECT pmid, record FROM citations WHERE pmid IN (SELECT value FROM json_each(?))",
+                    (json.dumps(wanted),),
+                )
+            )
+        return [decode_record(rows[p]) for p in dict.fromkeys(wanted) if p in rows]
+
+    def iter_citations(self, batch: int = 1000) -> Iterator[Citation]:
+        """Every stored citation, in insertion order."""
+        last = 0
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT id, record FROM citations WHERE id > ? ORDER BY id LIMIT ?", (last, batch)
+                ).fetchall()
+            if not rows:
+                return
+            for _, record in rows:
+                yield decode_record(record)
+            last = rows[-1][0]
+
+    def translate(self, query: str) -> SqlQuery:
+        """How the store reads ``query`` (``InputError`` if it cannot honour it)."""
+        return translate(query, self._known_name)
+
+    def _known_name(self, kind: str, name: str) -> bool:
+        code = {"heading": "D", "pubtype": "P"}[kind]
+        with self._lock:
+            found = self._db.execute("SELECT 1 FROM vocab WHERE kind = ? AND name = ? LIMIT 1", (code, name))
+            return found.fetchone() is not None
+
+    def search(self, query: str, limit: int = 50, sort: Sort = "relevance") -> SearchResult:
+        hits = self.search_hits(query, limit=limit, sort=sort)
+        return SearchResult(query, hits.count, tuple(h.pmid for h in hits.hits), hits.translation)
+
+    def search_hits(self, query: str, limit: int = 50, sort: str = "relevance") -> Hits:
+        """Run a PubMed-syntax query: the count of matches and the top ``limit`` hits."""
+        if sort not in ("relevance", "date"):
+            raise InputError(f"unknown sort order {sort!r} (relevance or date)")
+        if limit < 0:
+            raise InputError(f"limit must not be negative, not {limit}")
+        q = self.translate(query)
+        with self._lock:
+            try:
+                count = self._db.execute(f"SELECT count(*) FROM ({q.sql})", q.params).fetchone()[0]
+                rows = self._db.execute(*_ranked_sql(q, limit, sort)).fetchall()
+            except sqlite3.OperationalError as exc:  # an FTS5 expression the translation let through
+                raise InputError(f"query {query!r} could not be run on the local store: {exc}") from exc
+        hits = tuple(
+            Hit(pmid, None if s is None else -s, year, title or None) for pmid, s, year, title in rows
+        )
+        return Hits(query, count, hits, q.translation, sort)
+
+    def stats(self) -> StoreStats:
+        with self._lock:
+            db = self._db
+            n, ab, mh, pt, wy, y0, y1 = db.execute(
+                "SELECT count(*), coalesce(sum(has_abstract), 0), coalesce(sum(has_mesh), 0),"
+                " coalesce(sum(has_pt), 0), count(year), min(year), max(year) FROM citations"
+            ).fetchone()
+            sources = {
+                s if s is not None else "unknown": k
+                for s, k in db.execute(
+                    "SELECT source, count(*) FROM citations GROUP BY source ORDER BY count(*) DESC, source"
+                )
+            }
+        return StoreStats(str(self.path), n, ab, mh, pt, wy, y0, y1, sources)
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception (KeyboardInterrupt too)."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self.db = db
+        self.path = path
+
+    def __enter__(self) -> None:
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:  # locked by another writer past the timeout
+            raise DataError(f"{self.path}: cannot write to the store: {exc}") from exc
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.db.execute("COMMIT")
+        else:
+            self.db.execute("ROLLBACK")
+
+
+def _ranked_sql(q: SqlQuery, limit: int, sort: str) -> tuple[str, tuple[object, ...]]:
+    newest = "c.sort_date DESC NULLS LAST, CAST(c.pmid AS INTEGER) DESC"
+    if sort == "date" or q.rank_match is None:
+        sql = (
+            f"SELECT c.pmid, NULL, c.year, c.title FROM ({q.sql}) h JOIN citations c ON c.id = h.id"
+            f" ORDER BY {newest} LIMIT ?"
+        )
+        return sql, (*q.params, limit)
+    # BM25 of the positive text terms, computed once for all their matches, then joined to the
+    # hits; citations matching only through other fields rank after every scored one.
+    sql = (
+        "WITH ranked(id, score) AS MATERIALIZED ("
+        f"SELECT rowid, bm25(text_fts, {TITLE_WEIGHT}, {ABSTRACT_WEIGHT})"
+        " FROM text_fts WHERE text_fts MATCH ?)"
+        f" SELECT c.pmid, r.score, c.year, c.title FROM ({q.sql}) h JOIN citations c ON c.id = h.id"
+        # equal scores, and hits without a text score (ranked after all scored ones): newest first
+        f" LEFT JOIN ranked r ON r.id = h.id ORDER BY r.score IS NULL, r.score, {newest} LIMIT ?"
+    )
+    return sql, (q.rank_match, *q.params, limit)
+
+
+# ------------------------------------------------------------------ record -> row
+
+_MONTHS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}  # fmt: skip
+_SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
+
+
+def sort_date(year: int | None, pub_date: str | None) -> str | None:
+    """``YYYY-MM-DD`` for date order and [dp] ranges; 00 for what the record does not give."""
+    if year is None:
+        return None
+    month = day = 0
+    words = re.findall(r"[A-Za-z]+|\d+", pub_date or "")
+    for i, w in enumerate(words):
+        key = w[:3].casefold()
+        if key in _MONTHS or w.casefold() in _SEASONS:
+            month = _MONTHS.get(key) or _SEASONS[w.casefold()]
+            if i + 1 < len(words) and words[i + 1].isdigit() and len(words[i + 1]) <= 2:
+                day = int(words[i + 1])
+            break
+        if w.isdigit() and len(w) <= 2 and i > 0 and words[i - 1] == str(year):
+            month = int(w)  # "2016 03 12"
+            if i + 1 < len(words) and words[i + 1].isdigit() and len(words[i + 1]) <= 2:
+                day = int(words[i + 1])
+            break
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def _heading_ui(name: str) -> str | None:
+    """The MeSH 2024 UI of a heading or publication type the record names without one."""
+    d = mesh().by_name(name)
+    return d.ui if d else None
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _plain(x: Any) -> Any:
+    """``dataclasses.asdict`` without its deep copies (twice as fast on a large ingest)."""
+    t = type(x)
+    if x is None or t in (str, int, float, bool):
+        return x
+    if t is tuple or t is list:
+        return [_plain(v) for v in x]
+    if t is dict:
+        return {k: _plain(v) for k, v in x.items()}
+    names = _FIELDS.get(t)
+    if names is None:
+        names = _FIELDS[t] = tuple(f.name for f in fields(x))
+    return {n: _plain(getattr(x, n)) for n in names}
+
+
+def encode_record(c: Citation) -> bytes:
+    return zlib.compress(json.dumps(_plain(c), ensure_ascii=False, separators=(",", ":")).encode(), 1)
+
+
+def decode_record(blob: bytes) -> Citation:
+    return Citation.from_dict(json.loads(zlib.decompress(blob)))
+
+
+def indexed_abstract(c: Citation) -> str:
+    """The abstract as indexed: sections with their printed labels ("RESULTS: ..."), as the
+    benchmark pools (../shared/data/bench) were indexed; '' when there is none."""
+    return "\n\n".join(f"{s.label}: {s.text}" if s.label else s.text for s in c.abstract or ())
+
+
+def _citation_row(c: Citation) -> tuple[Any, ...]:
+    mesh_names = "\n".join(h.descriptor_name for h in c.mesh_headings or ())
+    return (
+        c.pmid,
+        c.year,
+        sort_date(c.year, c.pub_date),
+        c.language,
+        int(c.has_abstract),
+        int(bool(c.mesh_headings)),
+        int(bool(c.publication_types)),
+        c.source,
+        c.title or "",
+        indexed_abstract(c),
+        mesh_names,
+        encode_record(c),
+    )
