@@ -1,6 +1,7 @@
 """Speed of the text pipeline (abstracts/s on one core) against references measured in the same run.
 
-Texts: title + abstract of real RCT abstracts (PICO-data docs in ../shared, default 1,000).
+Texts: title + abstract of real RCT abstracts (PICO-data docs in ../shared, default 1,000;
+``--source bundled`` takes them from the bundled corpus instead).
 Measured, each as the best of ``--repeat`` passes after one warm-up pass:
 
 - ``ebm TextPipeline.process_text``: scispacy tokenizer + our splitter + abbreviations + Document
@@ -8,7 +9,7 @@ Measured, each as the best of ``--repeat`` passes after one warm-up pass:
 - reference A: ``spacy.blank("en")`` tokenizer + pysbd sentence splitting (what scispacy ships)
 - reference B: ``spacy.blank("en")`` with spaCy's rule ``sentencizer``
 
-    python benchmarks/text_bench.py [--n 1000] [--repeat 3]
+    python benchmarks/text_bench.py [--n 1000] [--repeat 3] [--source pico|bundled]
 """
 
 from __future__ import annotations
@@ -50,6 +51,18 @@ def load_docs(shared: Path, n: int) -> list[Doc]:
     return docs
 
 
+def load_bundled(n: int) -> list[Doc]:
+    from ebm.medline.bundled import iter_bundled
+
+    docs: list[Doc] = []
+    for c in iter_bundled():
+        if c.has_abstract:
+            docs.append((c.title or "", c.abstract_text or ""))
+            if len(docs) >= n:
+                break
+    return docs
+
+
 def timed(fn: Callable[[Doc], object], docs: list[Doc], repeat: int) -> float:
     """Best wall time of ``repeat`` passes over ``docs`` (after a warm-up pass)."""
     for d in docs[:50]:
@@ -67,11 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--source", choices=("pico", "bundled"), default="pico")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-pysbd", action="store_true", help="skip the (slow) pysbd reference")
     args = ap.parse_args(argv)
 
-    docs = load_docs(args.shared, args.n)
+    docs = load_docs(args.shared, args.n) if args.source == "pico" else load_bundled(args.n)
     n_chars = sum(len(t) + len(a) for t, a in docs)
     t0 = time.perf_counter()
     pipe = TextPipeline()
