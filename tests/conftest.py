@@ -23,9 +23,25 @@ def shared() -> Path:
     return SHARED / "data"
 
 
+def _test_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if "EBM_TEST_HOME" not in os.environ:
+        os.environ["EBM_TEST_HOME"] = str(tmp_path_factory.mktemp("ebm_home"))
+    return Path(os.environ["EBM_TEST_HOME"])
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never touch the user's real data directory unless they set EBM_HOME themselves."""
-    if "EBM_TEST_HOME" not in os.environ:
-        os.environ["EBM_TEST_HOME"] = str(tmp_path_factory.mktemp("ebm_home"))
-    monkeypatch.setenv("EBM_HOME", os.environ["EBM_TEST_HOME"])
+    monkeypatch.setenv("EBM_HOME", str(_test_home(tmp_path_factory)))
+
+
+@pytest.fixture(scope="session")
+def concept_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The MeSH concept index (no QuickUMLS part), built once per session in the tests' EBM_HOME,
+    where ``default_matcher()`` and ``Annotator()`` find it (~15 s)."""
+    from ebm.concepts.index import build_mesh_index
+
+    out = _test_home(tmp_path_factory) / "concepts"
+    if not (out / "meta.json").is_file():
+        build_mesh_index(out, with_quickumls=False)
+    return out
