@@ -33,6 +33,8 @@ def key(text: str) -> str:
         ("Parkinson's disease", "Parkinson disease"),
         ("Crohn’s disease", "Crohn disease"),
         ("naïve", "naive"),
+        ("renal failure", "kidney failure"),
+        ("hepatic encephalopathy", "liver encephalopathy"),
     ],
 )
 def test_spellings_meet(a: str, b: str) -> None:

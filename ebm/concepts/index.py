@@ -244,7 +244,11 @@ def _replace_dir(new: Path, target: Path) -> None:
 
 def _quickumls_writers(path: Path) -> tuple[Any, Any]:
     """QuickUMLS's own database writers, with the flag files its constructor reads."""
-    from quickumls.toolbox import CuiSemTypesDB, SimstringDBWriter
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # quickumls_simstring imports `imp`
+        from quickumls.toolbox import CuiSemTypesDB, SimstringDBWriter
 
     (path / "umls-simstring.db").mkdir(parents=True)
     (path / "cui-semtypes.db").mkdir()

@@ -13,6 +13,7 @@ Both drop what ``rules/concept_stoplist.tsv`` lists (generic words such as "drug
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -311,7 +312,10 @@ class QuickUMLSMatcher:
 def _offline_quickumls(path: Path, threshold: float, similarity: str, window: int) -> Any:
     import nltk
     import spacy
-    from quickumls import QuickUMLS
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # quickumls_simstring imports `imp`
+        from quickumls import QuickUMLS
 
     class _QuickUMLS(QuickUMLS):  # type: ignore[misc]
         def _get_all_matches(self, ngrams: Any) -> list[list[dict[str, Any]]]:

@@ -40,6 +40,9 @@ IRREGULAR_PLURALS = {
     "women": "woman", "men": "man", "children": "child", "feet": "foot", "teeth": "tooth",
     "mice": "mouse", "lice": "louse", "geese": "goose", "oxen": "ox", "people": "person",
 }  # fmt: skip
+# Organ adjectives and nouns name the same thing in MeSH terms ("Renal Insufficiency" has the
+# entry "Kidney Insufficiency"; "Kidney Papillary Necrosis" has no "renal" form).
+ORGAN_ADJECTIVES = {"renal": "kidney", "hepatic": "liver", "cardiac": "heart", "pulmonary": "lung"}
 _NO_PLURAL = ("ss", "us", "is", "as", "ys", "os")
 _BRITISH = [
     (re.compile(r"(?<!^)ae|^ae(?!r)"), "e"),  # haem, anaemia, aetiology; not aerobic
@@ -108,7 +111,7 @@ def normalize_token(tok: str) -> str:
     w = singular(tok.lower())
     for pattern, repl in _BRITISH:
         w = pattern.sub(repl, w)
-    return w
+    return ORGAN_ADJECTIVES.get(w, w)
 
 
 def tokenize(text: str) -> list[list[Token]]:
