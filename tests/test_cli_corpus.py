@@ -1,0 +1,207 @@
+"""``ebm corpus ingest|search|stats`` end to end on real records."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ebm.citation import Citation
+from ebm.cli import main
+from ebm.medline.bundled import iter_bundled
+from ebm.medline.reader import read_citations
+from ebm.mesh import mesh
+from tests.test_store import heading_uis, in_tiab, in_tw, matching, under_tree
+
+
+@pytest.fixture(scope="module")
+def bundled() -> list[Citation]:
+    return list(iter_bundled())
+
+
+@pytest.fixture(scope="module")
+def first_use(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, dict]]:
+    """`ebm corpus stats --json` with an empty EBM_HOME: the default store gets created.
+    (Module-scoped, so it captures output itself: capsys is per test.)"""
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EBM_HOME", str(home))
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["corpus", "stats", "--json"])
+    assert code == 0
+    yield home / "medline.sqlite", err.getvalue(), json.loads(out.getvalue())
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_first_use_creates_the_default_store_from_the_bundled_corpus(
+    first_use: tuple[Path, str, dict], bundled: list[Citation]
+) -> None:
+    path, err, stats = first_use
+    assert path.is_file()
+    assert "creating it from the bundled corpus" in err and str(path) in err
+    assert stats["path"] == str(path)
+    assert stats["citations"] == len(bundled) >= 8000
+    assert stats["with_mesh"] == sum(bool(c.mesh_headings) for c in bundled) >= 1100
+    assert stats["with_publication_types"] == sum(bool(c.publication_types) for c in bundled) >= 650
+    assert stats["with_abstract"] == sum(c.has_abstract for c in bundled)
+    years = [c.year for c in bundled if c.year]
+    assert (stats["year_min"], stats["year_max"]) == (min(years), max(years))
+    assert sum(stats["sources"].values()) == len(bundled)
+
+
+def test_the_default_store_is_created_once(
+    first_use: tuple[Path, str, dict], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, _, stats = first_use
+    monkeypatch.setenv("EBM_HOME", str(path.parent))
+    code, out, err = run(capsys, "corpus", "stats", "--json")
+    assert code == 0 and "creating" not in err and json.loads(out) == stats
+
+
+def test_search_json_febrile_and_ibuprofen(
+    first_use: tuple[Path, str, dict], bundled: list[Citation], capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(first_use[0])
+    query = '"febrile" AND ibuprofen[tiab]'
+    code, out, _ = run(capsys, "corpus", "search", query, "--json", "--db", db, "--limit", "1000")
+    doc = json.loads(out)
+    expected = matching(bundled, lambda c: in_tw(c, "febrile") and in_tiab(c, "ibuprofen"))
+    assert code == 0 and doc["query"] == query and doc["count"] == len(expected) > 0
+    assert {r["pmid"] for r in doc["results"]} == expected
+    assert [r["rank"] for r in doc["results"]] == list(range(1, len(expected) + 1))
+    by_pmid = {c.pmid: c for c in bundled}
+    for r in doc["results"]:
+        assert r["title"] == by_pmid[r["pmid"]].title and r["year"] == by_pmid[r["pmid"]].year
+        assert r["score"] > 0
+
+
+def test_search_json_mesh_with_explosion(
+    first_use: tuple[Path, str, dict], bundled: list[Citation], capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = under_tree(mesh().by_name("Headache Disorders").ui)
+    expected = matching(bundled, lambda c: bool(heading_uis(c) & tree))
+    code, out, _ = run(
+        capsys, "corpus", "search", "headache disorders[mh]", "--json", "--db", str(first_use[0])
+    )
+    doc = json.loads(out)
+    assert code == 0 and doc["count"] == len(expected) > 20
+    assert {r["pmid"] for r in doc["results"]} <= expected and len(doc["results"]) == 20  # default limit
+    assert "narrower" in doc["translation"]
+    code, out, _ = run(
+        capsys,
+        "corpus",
+        "search",
+        "headache disorders[mh]",
+        "--json",
+        "--db",
+        str(first_use[0]),
+        "--limit",
+        "500",
+    )
+    assert {r["pmid"] for r in json.loads(out)["results"]} == expected
+
+
+def test_search_text_output_and_date_order(
+    first_use: tuple[Path, str, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(first_use[0])
+    code, out, err = run(
+        capsys, "corpus", "search", "asthma AND 2000:2016[dp]", "--sort", "date", "--limit", "8", "--db", db
+    )
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 8 and "citations match" in err
+    years = []
+    for i, line in enumerate(lines, 1):
+        rank, pmid, year, title = line.split(maxsplit=3)
+        assert int(rank) == i and pmid.isdigit() and title
+        years.append(int(year))
+    assert years == sorted(years, reverse=True) and all(2000 <= y <= 2016 for y in years)
+
+
+@pytest.mark.parametrize(
+    ("query", "part"),
+    [
+        ("smith[au] AND asthma", "[au] at position 6"),
+        ("(asthma OR wheeze", "'(' at position 1 is never closed"),
+        ("asthma AND", "operator AND at position 8 has no term after it"),
+        ("headache disorderz[mh]", "'headache disorderz'[mh] at position 1 is not a MeSH heading"),
+    ],
+)
+def test_bad_queries_give_a_clear_error(
+    first_use: tuple[Path, str, dict], capsys: pytest.CaptureFixture[str], query: str, part: str
+) -> None:
+    code, out, err = run(capsys, "corpus", "search", query, "--db", str(first_use[0]))
+    assert code == 2 and out == ""
+    assert err.startswith("ebm: error: ") and part in err and "Traceback" not in err
+
+
+def test_stats_text(first_use: tuple[Path, str, dict], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "corpus", "stats", "--db", str(first_use[0]))
+    stats = first_use[2]
+    assert code == 0
+    assert f"citations               {stats['citations']:,}" in out
+    assert f"with MeSH headings      {stats['with_mesh']:,}" in out
+    assert f"years                   {stats['year_min']}-{stats['year_max']}" in out
+
+
+def test_ingest_a_directory_then_again_is_idempotent(
+    tmp_path: Path, shared: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "mine.sqlite"
+    records = {c.pmid: c for f in sorted((shared / "medline").iterdir()) for c in read_citations(f)}
+    code, _, err = run(capsys, "corpus", "ingest", "--db", str(db), str(shared / "medline"))
+    assert code == 0 and f"stored {len(records):,} citations" in err and f"{len(records):,} new" in err
+    code, out, _ = run(capsys, "corpus", "stats", "--json", "--db", str(db))
+    first = json.loads(out)
+    assert first["citations"] == len(records)
+    assert first["with_mesh"] == sum(bool(c.mesh_headings) for c in records.values())
+    code, _, err = run(capsys, "corpus", "ingest", "--db", str(db), str(shared / "medline"))
+    assert code == 0 and f"0 new, {len(records):,} replaced" in err
+    code, out, _ = run(capsys, "corpus", "stats", "--json", "--db", str(db))
+    assert json.loads(out) == first
+
+
+def test_ingest_of_a_bad_file_names_it_and_loses_nothing(
+    tmp_path: Path, shared: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "mine.sqlite"
+    sample = shared / "medline" / "medsamp2006.xml"
+    assert run(capsys, "corpus", "ingest", "--db", str(db), str(sample))[0] == 0
+    before = json.loads(run(capsys, "corpus", "stats", "--json", "--db", str(db))[1])
+
+    junk = tmp_path / "junk.xml"
+    junk.write_text("<html><body>not PubMed</body></html>")
+    code, _, err = run(capsys, "corpus", "ingest", "--db", str(db), str(junk))
+    assert code == 2 and "junk.xml" in err and "Traceback" not in err
+    assert json.loads(run(capsys, "corpus", "stats", "--json", "--db", str(db))[1]) == before
+
+    xml = gzip.decompress((shared / "medline" / "medline16n0902.xml.gz").read_bytes())
+    truncated = tmp_path / "cut.xml.gz"
+    truncated.write_bytes(gzip.compress(xml[: len(xml) // 3]))
+    code, _, err = run(capsys, "corpus", "ingest", "--db", str(db), str(truncated))
+    assert code == 2 and "cut.xml.gz" in err and "nothing stored earlier was lost" in err
+    after = json.loads(run(capsys, "corpus", "stats", "--json", "--db", str(db))[1])
+    kept = after["citations"] - before["citations"]
+    assert kept > 0 and f"stored {kept:,} citations" in err
+    assert after["sources"]["medsamp2006.xml"] == before["citations"]
+
+
+def test_missing_paths_and_stores_are_clear_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "new.sqlite"
+    code, _, err = run(capsys, "corpus", "ingest", "--db", str(db), str(tmp_path / "nope.xml"))
+    assert code == 2 and "nope.xml: no such file" in err and not db.exists()
+    code, _, err = run(capsys, "corpus", "search", "asthma", "--db", str(db))
+    assert code == 2 and f"no MEDLINE store at {db}" in err and not db.exists()
