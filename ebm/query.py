@@ -5,21 +5,26 @@ The query (Demner-Fushman & Lin 2007, section 7, where a physician wrote them by
     problem AND intervention AND comparison AND population AND <Clinical Queries filter>
     AND hasabstract AND English[la] AND humans[mh]
 
+on PubMed. The local store gets ``(... AND hasabstract) NOT (animals[mh] NOT humans[mh])``
+instead of the last two limits (see ``LIMITS``: many of its records have no language or MeSH).
+
 Each slot term becomes ``("MeSH Heading"[mh] OR "term"[tiab])`` when it names a MeSH
 descriptor (``ebm.mesh.mesh().resolve``), else the MeSH entry terms found inside it, each so,
 ANDed with its remaining words as ``word[tiab]``; alternatives in a slot ("wheezing / asthma",
-"acetaminophen, ibuprofen") are ORed. The filter is the task's narrow Clinical Queries filter
-from ``rules/clinical_queries.tsv`` (PubMed's own string for PubMed, its translation into the
-local store's subset otherwise).
+"acetaminophen, ibuprofen") are ORed; without a primary problem the co-occurring problems
+stand in. The filter is the task's Clinical Queries filter from ``rules/clinical_queries.tsv``.
+
+Dialects: ``pubmed`` (PubMed), ``local`` (the local store, which parses PubMed's syntax, so it
+gets the same filter strings) and ``subset``: only AND/OR/NOT, parentheses, quoted phrases,
+the tags [ti] [tiab] [mh] [majr] [pt] [la], ``hasabstract`` and ``2000:2010[dp]`` (no
+truncation, no subheadings), checked by ``parse_query``, for sources that take no more. The
+frame terms and limits are inside the subset in every dialect; only the filters differ.
 
 ``retrieve`` runs the query on any ``CitationSource``; while fewer than ``min_hits`` come back
 it relaxes, cumulatively, in the order of ``LADDER``: drop the comparison, drop the population,
-narrow -> broad filter, drop the filter, drop the English/humans limits, accept any word of a
-multi-word term, drop the intervention. The result says which relaxations were used.
-
-Every generated query stays inside the subset the local store parses (``parse_query``):
-AND/OR/NOT, parentheses, quoted phrases, the tags [ti] [tiab] [mh] [majr] [pt] [la],
-``hasabstract`` and year ranges ``2000:2010[dp]``; no truncation, no subheadings.
+narrow -> broad filter, drop the filter, drop the limits, keep only the MeSH terms of each
+slot (its other words stop excluding citations), drop the intervention. The result says
+which relaxations were used.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ebm.errors import InputError
+from ebm.errors import EbmError, InputError
 from ebm.frame import Frame
 
 if TYPE_CHECKING:
@@ -144,6 +149,26 @@ def _tokens(query: str) -> Iterator[tuple[str, str, str | None, int]]:
             yield kind, text, tag, start
 
 
+def _merged(tokens: list[tuple[str, str, str | None, int]]) -> list[tuple[str, str, str | None, int]]:
+    """An unquoted run of words before a field tag is one term, as in PubMed:
+    ``randomized controlled trial[pt]`` is the publication type, not three words."""
+    out: list[tuple[str, str, str | None, int]] = []
+    run: list[tuple[str, str, str | None, int]] = []
+    for tok in tokens:
+        if tok[0] == "word" and tok[2] is None:
+            run.append(tok)
+            continue
+        if tok[0] == "word" and tok[2] is not None and run:
+            text = " ".join(t[1] for t in run) + " " + tok[1]
+            out.append(("phrase", text, tok[2], run[0][3]))
+        else:
+            out.extend(run)
+            out.append(tok)
+        run = []
+    out.extend(run)
+    return out
+
+
 def _term(kind: str, text: str, tag: str | None, pos: int, query: str) -> Node:
     where = f"at character {pos + 1}"
     if tag is not None:
@@ -152,8 +177,8 @@ def _term(kind: str, text: str, tag: str | None, pos: int, query: str) -> Node:
             short = LONG_TAGS.get(t, "")
             hint = f"; write [{short}]" if short else ""
             raise QuerySyntaxError(
-                f"field tag [{tag}] {where} is not supported by the local store "
-                f"(supported: {' '.join(f'[{x}]' for x in TAGS)}){hint}"
+                f"field tag [{tag}] {where} is not in the query subset "
+                f"({' '.join(f'[{x}]' for x in TAGS)}){hint}"
             )
         tag = t
     if kind == "word":
@@ -173,7 +198,7 @@ def _term(kind: str, text: str, tag: str | None, pos: int, query: str) -> Node:
 
 def parse_query(query: str) -> Node:
     """Parse a query in the supported subset (PubMed semantics: operators left to right)."""
-    toks = list(_tokens(query))
+    toks = _merged(list(_tokens(query)))
     if not toks:
         raise QuerySyntaxError("empty query")
     pos = 0
@@ -233,7 +258,8 @@ STOPWORDS = frozenset(
 GENERIC = frozenset(
     "patient patients people person persons subject subjects individual individuals case cases "
     "use using used treatment treatments therapy therapies effect effects efficacy effectiveness "
-    "measurement measurements management outcome outcomes suspected".split()
+    "measurement measurements management outcome outcomes suspected plus alone undergoing "
+    "receiving compared year years old older younger month months week weeks day days".split()
 )
 MAX_NGRAM = 6
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
@@ -287,6 +313,8 @@ def units(text: str, vocabulary: MeshVocabulary) -> list[Unit]:
             piece = tokens[i : i + size]
             if size == 1 and (piece[0].casefold() in STOPWORDS | GENERIC or len(piece[0]) < 3):
                 continue
+            if piece[0].isdigit() or piece[-1].isdigit():
+                continue
             if piece[0].casefold() in STOPWORDS or piece[-1].casefold() in STOPWORDS:
                 continue
             phrase = " ".join(piece)
@@ -297,22 +325,27 @@ def units(text: str, vocabulary: MeshVocabulary) -> list[Unit]:
                 break
         else:
             word = tokens[i]
-            if word.casefold() not in STOPWORDS | GENERIC:
+            if word.casefold() not in STOPWORDS | GENERIC and not word.isdigit():
                 out.append(Unit(word))
             i += 1
     return out
 
 
-def slot_clause(texts: tuple[str, ...], vocabulary: MeshVocabulary, any_word: bool = False) -> str | None:
-    """One slot as a clause: alternatives ORed, the units of each ANDed (ORed with ``any_word``)."""
+def slot_clause(texts: tuple[str, ...], vocabulary: MeshVocabulary, mesh_only: bool = False) -> str | None:
+    """One slot as a clause: alternatives ORed, the units of each ANDed.
+
+    ``mesh_only`` keeps only the units that are MeSH descriptors when an alternative has any
+    ("suspected acute appendicitis" -> Appendicitis), so stray words stop excluding citations.
+    """
     alts: list[str] = []
     for text in texts:
         for alt in alternatives(text):
             us = units(alt, vocabulary)
+            if mesh_only:
+                us = [u for u in us if u.descriptor] or us
             if not us:
                 continue
-            joiner = " OR " if any_word else " AND "
-            clause = joiner.join(u.clause() for u in us)
+            clause = " AND ".join(u.clause() for u in us)
             if len(us) > 1:
                 clause = f"({clause})"
             if clause not in alts:
@@ -324,7 +357,22 @@ def slot_clause(texts: tuple[str, ...], vocabulary: MeshVocabulary, any_word: bo
 
 # --- plans and relaxation ---------------------------------------------------------------
 
-LIMITS = ("hasabstract", "English[la]", "humans[mh]")
+# Limits the paper always applied (section 7): abstracts, English, humans. The local store
+# holds many records without language or MeSH (in-process MEDLINE records, PubMedQA,
+# PICO-data, ...), which English[la] and humans[mh] would exclude: there the humans limit
+# takes PubMed's unknown-tolerant form (drop animal-only records) and language is left to
+# the answer.
+DIALECTS = ("pubmed", "local", "subset")
+LIMITS: dict[str, tuple[str, ...]] = {
+    "pubmed": ("hasabstract", "English[la]", "humans[mh]"),
+    "local": ("hasabstract",),
+    "subset": ("hasabstract",),
+}
+EXCLUDE: dict[str, str | None] = {
+    "pubmed": None,
+    "local": "(animals[mh] NOT humans[mh])",
+    "subset": "(animals[mh] NOT humans[mh])",
+}
 
 
 @dataclass(frozen=True)
@@ -336,7 +384,7 @@ class Settings:
     intervention: bool = True
     scope: str | None = "narrow"  # Clinical Queries filter scope, None: no filter
     limits: bool = True
-    any_word: bool = False
+    mesh_only: bool = False
 
 
 # (name, change): applied cumulatively, in this order, while too few citations come back.
@@ -345,8 +393,8 @@ LADDER: tuple[tuple[str, dict[str, object]], ...] = (
     ("drop population", {"population": False}),
     ("broad filter", {"scope": "broad"}),
     ("drop filter", {"scope": None}),
-    ("drop English/humans limits", {"limits": False}),
-    ("any word", {"any_word": True}),
+    ("drop limits", {"limits": False}),
+    ("MeSH terms only", {"mesh_only": True}),
     ("drop intervention", {"intervention": False}),
 )
 
@@ -388,6 +436,8 @@ def build_query(
     from ebm.mesh import mesh
     from ebm.rules import load_rules
 
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown dialect {dialect!r} (one of {', '.join(DIALECTS)})")
     voc = vocabulary or mesh()
     rs = rules or load_rules()
     slots: list[str] = []
@@ -397,8 +447,10 @@ def build_query(
         if not keep:
             continue
         value = getattr(frame, name)
+        if name == "problem" and not value:
+            value = frame.co_problems  # no primary problem: search the co-occurring ones
         texts = (value,) if isinstance(value, str) else tuple(value or ())
-        clause = slot_clause(texts, voc, settings.any_word)
+        clause = slot_clause(texts, voc, settings.mesh_only)
         if clause:
             slots.append(clause)
     if not slots:
@@ -409,7 +461,9 @@ def build_query(
         if f:
             parts.append(f)
     if settings.limits:
-        parts.extend(LIMITS)
+        parts.extend(LIMITS[dialect])
+        if EXCLUDE[dialect]:
+            return f"({_and(parts)}) NOT {EXCLUDE[dialect]}"
     return _and(parts)
 
 
@@ -456,7 +510,8 @@ def ladder(
 class Attempt:
     query: str
     relaxations: tuple[str, ...]
-    count: int
+    count: int  # hits; 0 when the source refused the query
+    error: str | None = None  # the source's message when it refused the query
 
 
 @dataclass(frozen=True)
@@ -476,23 +531,35 @@ def retrieve(
     rules: RuleSet | None = None,
     sort: Sort = "relevance",
     vocabulary: MeshVocabulary | None = None,
+    dialect: str | None = None,
 ) -> Retrieval:
     """Search ``source`` for ``frame``, relaxing the query until ``min_hits`` citations come back.
 
-    PubMed gets the Clinical Queries filters as PubMed defines them; any other source gets
-    their local-subset translation. When even the loosest query finds fewer than ``min_hits``,
-    the attempt with the most hits is kept (the least relaxed among equals).
+    ``dialect`` defaults to the source's name ("pubmed" or "local"; "subset" for a source
+    that parses only the minimal subset). When even the loosest query finds fewer than
+    ``min_hits``, the attempt with the most hits is kept (the least relaxed among equals).
+    A query the source refuses (``EbmError``) is recorded in ``attempts`` and the ladder goes
+    on; if every query is refused, the last refusal is raised.
     """
-    dialect = "pubmed" if getattr(source, "name", "") == "pubmed" else "local"
+    if dialect is None:
+        dialect = "pubmed" if getattr(source, "name", "") == "pubmed" else "local"
     attempts: list[Attempt] = []
     best: tuple[int, str, tuple[str, ...], SearchResult] | None = None
+    refused: EbmError | None = None
     for query, relaxations in ladder(frame, rules=rules, dialect=dialect, vocabulary=vocabulary):
-        result = source.search(query, limit=limit, sort=sort)
+        try:
+            result = source.search(query, limit=limit, sort=sort)
+        except EbmError as exc:  # a source limit on one query: the looser ones may still run
+            attempts.append(Attempt(query, relaxations, 0, str(exc)))
+            refused = exc
+            continue
         attempts.append(Attempt(query, relaxations, result.count))
         if best is None or result.count > best[0]:
             best = (result.count, query, relaxations, result)
         if result.count >= min_hits:
             break
-    assert best is not None
+    if best is None:
+        assert refused is not None
+        raise refused
     _, query, relaxations, result = best
     return Retrieval(query, relaxations, result, tuple(attempts))

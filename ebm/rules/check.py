@@ -227,6 +227,10 @@ def check_journals(t: Journals) -> list[Problem]:
 def check_clinical_queries(t: ClinicalQueries) -> list[Problem]:
     from ebm.query import QuerySyntaxError, parse_query
 
+    try:  # the local store's parser, when installed: PUBMED must run there too
+        from ebm.store.query import translate as store_translate
+    except ImportError:
+        store_translate = None
     out: list[Problem] = []
     seen: dict[tuple[str, str], int] = {}
     for r in t.rows:
@@ -236,10 +240,15 @@ def check_clinical_queries(t: ClinicalQueries) -> list[Problem]:
         seen.setdefault(key, r.line)
         if r.pubmed.count("(") != r.pubmed.count(")") or r.pubmed.count('"') % 2:
             out.append(Problem(r.file, r.line, "pubmed: unbalanced parentheses or quotes"))
+        elif store_translate is not None:
+            try:
+                store_translate(r.pubmed)
+            except EbmError as exc:
+                out.append(Problem(r.file, r.line, f"pubmed: the local store cannot run it: {exc}"))
         try:
-            parse_query(r.local)
+            parse_query(r.subset)
         except QuerySyntaxError as exc:
-            out.append(Problem(r.file, r.line, f"local: {exc}"))
+            out.append(Problem(r.file, r.line, f"subset: {exc}"))
     return out
 
 

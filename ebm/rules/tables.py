@@ -8,7 +8,7 @@
   and evidence grade (section 6.2, Table 5); ``StudyTypes.classify(citation)``.
 * ``journals.tsv`` -> ``Journals``: core clinical journals -> S_journal; ``Journals.match``.
 * ``clinical_queries.tsv`` -> ``ClinicalQueries``: the PubMed Clinical Queries filters per
-  category and scope, as PubMed takes them and in the local store's query subset.
+  category and scope, as PubMed takes them and translated into the minimal query subset.
 
 Tables load without MeSH (``load_*``); ``ebm.rules.load_rules`` validates them against MeSH
 (``ebm.rules.check``) before use, so the compiling code below can assume valid names.
@@ -441,7 +441,7 @@ CLINICAL_QUERY_COLUMNS = (
     choice("category", FILTER_CATEGORIES, help="the Clinical Queries category"),
     choice("scope", SCOPES, help="broad or narrow"),
     text("pubmed", help="the filter as PubMed takes it"),
-    text("local", help="the same filter in the local store's query subset"),
+    text("subset", help="the same filter in the minimal query subset"),
     text("source", help="where the PubMed string comes from"),
 )
 
@@ -450,8 +450,8 @@ CLINICAL_QUERY_COLUMNS = (
 class ClinicalQuery:
     category: str
     scope: str
-    pubmed: str
-    local: str
+    pubmed: str  # PubMed's syntax (PubMed and the local store take it)
+    subset: str  # the minimal subset (ebm.query.parse_query) every source takes
     source: str
     file: str
     line: int
@@ -471,12 +471,13 @@ class ClinicalQueries:
         c = FILTER_FOR_TASK.get(category, category)
         return next((r for r in self.rows if r.category == c and r.scope == scope), None)
 
-    def filter(self, task: str, scope: str, dialect: str = "local") -> str | None:
-        """The filter string for a frame task or category; ``dialect`` "pubmed" or "local"."""
+    def filter(self, task: str, scope: str, dialect: str = "pubmed") -> str | None:
+        """The filter for a frame task or category: PubMed's string, or with ``dialect="subset"``
+        its translation into the minimal query subset."""
         r = self.get(task, scope)
         if r is None:
             return None
-        return r.pubmed if dialect == "pubmed" else r.local
+        return r.subset if dialect == "subset" else r.pubmed
 
 
 def load_clinical_queries(path: Path, errors: list[InputError] | None = None) -> ClinicalQueries:
@@ -486,7 +487,7 @@ def load_clinical_queries(path: Path, errors: list[InputError] | None = None) ->
             r["category"],
             r["scope"],
             r["pubmed"],
-            r["local"],
+            r["subset"],
             r["source"],
             str(table.path),
             r.line,
