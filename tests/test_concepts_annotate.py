@@ -12,12 +12,11 @@ from ebm.concepts import CHEMICALS, DISORDERS, annotate, concepts_in_group
 from ebm.concepts.matcher import DictionaryMatcher
 from ebm.medline.reader import read_citations
 from ebm.text.pipeline import default_pipeline
-from tests.concepts_index import mesh_index
 
 
 @pytest.fixture(scope="module")
-def matcher() -> DictionaryMatcher:
-    return DictionaryMatcher(mesh_index())
+def matcher(concept_index: Path) -> DictionaryMatcher:
+    return DictionaryMatcher(concept_index)
 
 
 def pubtator(shared: Path, split: str) -> dict[str, Citation]:

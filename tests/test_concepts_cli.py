@@ -10,16 +10,14 @@ import pytest
 from ebm.cli import main
 from ebm.medline.reader import read_citations
 from ebm.store import MedlineStore
-from tests.concepts_index import mesh_home
 
 TEXT = "Acute otitis media (AOM) in children given amoxicillin. There was no AOM recurrence."
 
 
 @pytest.fixture
-def home(monkeypatch: pytest.MonkeyPatch) -> Path:
-    h = mesh_home()
-    monkeypatch.setenv("EBM_HOME", str(h))
-    return h
+def home(concept_index: Path) -> Path:
+    """The tests' EBM_HOME (set by conftest), where the session's MeSH index lives."""
+    return concept_index.parent
 
 
 def test_concepts_of_a_text_as_json(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -88,3 +86,13 @@ def test_setup_rejects_a_missing_umls_directory(
     monkeypatch.setenv("EBM_HOME", str(tmp_path))
     assert main(["setup", "--umls", str(tmp_path / "nope")]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_setup_builds_the_mesh_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setenv("EBM_HOME", str(tmp_path))
+    assert main(["setup", "--no-quickumls", "--no-permuted", "--quiet"]) == 0
+    assert "MeSH 2024: 30,764 concepts, 132,801 strings" in capsys.readouterr().out
+    assert (tmp_path / "concepts" / "lookup.marshal").is_file()
+    assert main(["concepts", "hypertensive children with oedema", "--json"]) == 0
+    names = [c["name"] for c in json.loads(capsys.readouterr().out)["concepts"]]
+    assert names == ["Hypertension", "Child", "Edema"]

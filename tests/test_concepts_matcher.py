@@ -17,7 +17,6 @@ from ebm.concepts.rrf import MRCONSO_COLUMNS, MRSTY_COLUMNS
 from ebm.concepts.umls import iter_atoms
 from ebm.errors import DataError
 from ebm.mesh import mesh
-from tests.concepts_index import mesh_index
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,8 +32,8 @@ def eval_script() -> ModuleType:
 
 
 @pytest.fixture(scope="module")
-def matcher() -> DictionaryMatcher:
-    return DictionaryMatcher(mesh_index())
+def matcher(concept_index: Path) -> DictionaryMatcher:
+    return DictionaryMatcher(concept_index)
 
 
 @pytest.fixture(scope="module")
@@ -47,14 +46,14 @@ def bc5cdr_train(shared: Path) -> list:
     return eval_script().read_pubtator(shared / "concepts" / "bc5cdr" / "CDR_TrainingSet.PubTator.txt.gz")
 
 
-def test_mesh_written_as_rrf_has_every_entry_term_and_group() -> None:
-    rrf = mesh_index() / "rrf"
+def test_mesh_written_as_rrf_has_every_entry_term_and_group(concept_index: Path) -> None:
+    rrf = concept_index / "rrf"
     lines = (rrf / "MRCONSO.RRF").read_text(encoding="utf-8").splitlines()
     vocab = mesh()
     assert len(lines) == len(vocab.terms)
     assert all(line.count("|") == len(MRCONSO_COLUMNS) for line in lines[:1000])
     heads = [line.split("|") for line in lines if line.split("|")[12] == "MH"]
-    assert len(heads) == len(read_concepts(mesh_index()))  # one preferred name per descriptor
+    assert len(heads) == len(read_concepts(concept_index))  # one preferred name per descriptor
     otitis = next(h for h in heads if h[0] == "D010033")
     assert otitis[14] == "Otitis Media" and otitis[11] == "MSH" and otitis[1] == "ENG"
     permuted = sum(1 for t in vocab.terms if t.permuted)
@@ -65,10 +64,10 @@ def test_mesh_written_as_rrf_has_every_entry_term_and_group() -> None:
     assert "D010361|GRUP||Persons & Population Groups|||" in sty  # Patients
 
 
-def test_index_meta_and_concepts() -> None:
-    meta = read_meta(mesh_index())
+def test_index_meta_and_concepts(concept_index: Path) -> None:
+    meta = read_meta(concept_index)
     assert meta["source"] == "MeSH 2024" and meta["include_permuted"] is True
-    concepts = read_concepts(mesh_index())
+    concepts = read_concepts(concept_index)
     assert len(concepts) > 30_000
     assert concepts["D003920"].name == "Diabetes Mellitus" and concepts["D003920"].groups == ("DISO",)
 
@@ -114,19 +113,19 @@ def test_acronym_case_is_respected(matcher: DictionaryMatcher) -> None:
     assert "Acquired Immunodeficiency Syndrome" not in [m.name for m in matcher.match("hearing aids")]
 
 
-def test_stoplist_and_synonyms_apply(matcher: DictionaryMatcher) -> None:
+def test_stoplist_and_synonyms_apply(matcher: DictionaryMatcher, concept_index: Path) -> None:
     names = [m.name for m in matcher.match("The drug caused toxicity; alcohol use may lead to disease.")]
     assert "Pharmaceutical Preparations" not in names  # "drug" is stoplisted
     assert "Lead" not in names
     assert "Ethanol" in names  # synonym: alcohol -> Ethanol, not Alcohols
     assert "Drug-Related Side Effects and Adverse Reactions" in names
-    bare = DictionaryMatcher(mesh_index(), stoplist=Stoplist(frozenset(), frozenset()), synonyms=[])
+    bare = DictionaryMatcher(concept_index, stoplist=Stoplist(frozenset(), frozenset()), synonyms=[])
     bare_names = [m.name for m in bare.match("The drug caused toxicity; alcohol use may lead to disease.")]
     assert {"Pharmaceutical Preparations", "Alcohols", "Lead", "Disease"} <= set(bare_names)
 
 
-def test_nested_matches_on_request() -> None:
-    nested = DictionaryMatcher(mesh_index(), nested={"CHEM"})
+def test_nested_matches_on_request(concept_index: Path) -> None:
+    nested = DictionaryMatcher(concept_index, nested={"CHEM"})
     found = nested.match("dopamine receptor blockade")
     assert [(m.text, m.nested) for m in found] == [("dopamine receptor", False), ("dopamine", True)]
 
@@ -145,11 +144,11 @@ def test_rule_table_errors_name_file_and_line(tmp_path: Path) -> None:
         load_synonyms(syn)
 
 
-def test_shipped_rule_tables_load() -> None:
+def test_shipped_rule_tables_load(concept_index: Path) -> None:
     stop = load_stoplist()
     assert "drug" in stop.keys
     syn = dict(load_synonyms())
-    concepts = read_concepts(mesh_index())
+    concepts = read_concepts(concept_index)
     assert all(cui in concepts for cui in syn.values())  # every synonym names a MeSH 2024 descriptor
 
 
@@ -162,7 +161,7 @@ def test_bc5cdr_dev_document_level_accuracy(matcher: DictionaryMatcher, bc5cdr_d
     assert res["Chemical"]["document"]["F1"] >= 0.70
 
 
-def test_terms_file_is_sorted_and_deduplicated() -> None:
-    with gzip.open(mesh_index() / "terms.tsv.gz", "rt", encoding="utf-8") as f:
+def test_terms_file_is_sorted_and_deduplicated(concept_index: Path) -> None:
+    with gzip.open(concept_index / "terms.tsv.gz", "rt", encoding="utf-8") as f:
         rows = [tuple(line.rstrip("\n").split("\t")[:2]) for line in f]
     assert rows == sorted(set(rows))

@@ -16,9 +16,9 @@ from ebm.concepts.matcher import DictionaryMatcher, QuickUMLSMatcher, Stoplist
 from ebm.concepts.umls import iter_atoms, read_groups
 from ebm.errors import DataError
 from tests import netguard
-from tests.concepts_index import FIXTURE_RRF
 
 ROOT = Path(__file__).resolve().parents[1]
+FIXTURE_RRF = ROOT / "tests" / "fixtures" / "umls"
 NO_STOPLIST = Stoplist(frozenset(), frozenset())
 TEXT = "Amoxycilin for middle ear inflammation in children: treatment of otitis media and hypoacusis"
 
