@@ -307,3 +307,31 @@ def test_copy_command(tmp_path: Path, capsys) -> None:
     assert load_rules(dest).directory == dest
     assert main(["rules", "copy", str(dest)]) == 2
     assert "already exists" in capsys.readouterr().err
+
+
+def test_a_table_may_be_toml(rules_copy: Path, citations: dict[str, Citation]) -> None:
+    tsv = rules_copy / "task_indicators.tsv"
+    rows = load_rules().task_indicators.rows
+    blocks = ["# task indicators as TOML\n"]
+    for r in rows:
+        blocks.append(
+            f'\n[[row]]\ntask = "{r.task}"\nkind = "{r.kind}"\nterm = "{r.term}"\n'
+            f"major = {r.major}\nminor = {r.minor}\n"
+        )
+    tsv.unlink()
+    toml = rules_copy / "task_indicators.toml"
+    toml.write_text("".join(blocks))
+    loaded = load_rules(rules_copy)
+    assert loaded.task_indicators.table.path == toml
+    voc = mesh()
+    for pmid in ("22508830", "25919099", "25371200"):
+        headings = citations[pmid].mesh_headings
+        for task in ("therapy", "prevention", "diagnosis", "prognosis", "etiology"):
+            assert loaded.task_indicators.weights(task).score(
+                headings, voc
+            ) == load_rules().task_indicators.weights(task).score(headings, voc)
+    toml.write_text(toml.read_text().replace('term = "Random Allocation"', 'term = "Random Alocation"'))
+    with pytest.raises(
+        InputError, match=r"task_indicators.toml:\d+: Random Alocation: not a MeSH descriptor"
+    ):
+        load_rules(rules_copy)

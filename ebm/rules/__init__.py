@@ -45,12 +45,13 @@ def load_rules(directory: str | Path | None = None) -> RuleSet:
     from ebm.mesh import mesh
     from ebm.paths import rules_dir
     from ebm.rules.check import load_checked
-    from ebm.rules.tables import TABLE_FILES
+    from ebm.rules.tables import TABLE_FILES, table_path
 
     d = Path(directory) if directory is not None else rules_dir()
     if not d.is_dir():
         raise InputError(f"rules directory not found: {d}")
-    stamp = tuple((d / f).stat().st_mtime if (d / f).exists() else -1.0 for f in TABLE_FILES.values())
+    paths = [table_path(d, name) for name in TABLE_FILES]
+    stamp = tuple(p.stat().st_mtime if p.exists() else -1.0 for p in paths)
     key = (str(d.resolve()), stamp)
     if key in _cache:
         return _cache[key]

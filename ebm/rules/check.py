@@ -6,23 +6,25 @@ Each problem names the file, the line and what to write instead, e.g.
 messages (``ebm.rules.load_rules``).
 
 Tables owned by other modules are checked through ``VALIDATORS``: file name ->
-``"module:callable"``. The callable takes the table's path and either returns an iterable of
-``Problem`` (or of message strings) or raises ``EbmError`` (its message becomes the problem;
-a leading ``path:line:`` is kept). To hook a new table in, add one line to ``VALIDATORS``.
+``"module:callable"``. The callable takes the table's path; it is usually the module's own
+loader: raising ``EbmError`` means invalid (the message becomes the problem, a leading
+``path:line:`` kept), returning anything means valid, except a list of ``Problem``, which is
+reported as such (for validators that find several problems at once). To hook a new table
+in, add one line to ``VALIDATORS``.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ebm.errors import EbmError, InputError
 from ebm.rules import qualifiers as quals
-from ebm.rules.table import _closest
+from ebm.rules.table import closest
 from ebm.rules.tables import (
     INDICATOR_TASKS,
     TABLE_FILES,
@@ -37,6 +39,7 @@ from ebm.rules.tables import (
     load_study_types,
     load_task_indicators,
     resolve_descriptor,
+    table_path,
 )
 
 # Tables of other modules: file name -> "module:callable(path)". A missing module or
@@ -44,8 +47,12 @@ from ebm.rules.tables import (
 VALIDATORS: dict[str, str] = {
     "semantic_groups.tsv": "ebm.concepts.groups:MeshGroups",
     "umls_semantic_groups.tsv": "ebm.concepts.groups:UmlsGroups",
-    # "negation_triggers.tsv": "extractors.<module>:<validator>",
-    # "outcome_cues.tsv": "extractors.<module>:<validator>",
+    "concept_synonyms.tsv": "ebm.concepts.matcher:load_synonyms",
+    "concept_stoplist.tsv": "ebm.concepts.matcher:load_stoplist",
+    "negation_triggers.tsv": "ebm.text.negation:load_negation_rules",
+    "population_words.tsv": "extractors.population:load_population_words",
+    "intervention_cues.tsv": "extractors.cues:load_weighted_cues",
+    "outcome_cues.tsv": "extractors.outcome_cues:read_cues",
 }
 
 
@@ -161,7 +168,7 @@ def check_task_indicators(t: TaskIndicators, voc: Any) -> list[Problem]:
                 bad("an 'all' row cannot refer to a task; list the terms instead")
                 continue
             if key_term not in targets:
-                close = _closest(key_term, targets)
+                close = closest(key_term, targets)
                 hint = f"; did you mean {close!r}?" if close else ""
                 bad(f"{r.term}: not a task this row can refer to ({', '.join(targets)}){hint}")
                 continue
@@ -276,8 +283,8 @@ def load_checked(directory: Path, voc: Any) -> tuple[dict[str, Any], list[Proble
     """Load this package's tables from ``directory`` and validate them."""
     loaded: dict[str, Any] = {}
     problems: list[Problem] = []
-    for name, file in TABLE_FILES.items():
-        path = directory / file
+    for name in TABLE_FILES:
+        path = table_path(directory, name)
         if not path.exists():
             problems.append(Problem(str(path), None, "table missing (copy it from the shipped rules/)"))
             continue
@@ -304,11 +311,9 @@ def _run_external(spec: str, path: Path) -> list[Problem] | None:
         result = fn(path)
     except EbmError as exc:
         return [problem_from_error(exc, path)]
-    out: list[Problem] = []
-    if isinstance(result, Iterable) and not isinstance(result, str | bytes):
-        for p in result:
-            out.append(p if isinstance(p, Problem) else Problem(str(path), None, str(p)))
-    return out
+    if isinstance(result, list | tuple) and result and all(isinstance(p, Problem) for p in result):
+        return list(result)
+    return []
 
 
 def check_directory(directory: Path, vocabulary: Any = None) -> Report:
@@ -319,8 +324,8 @@ def check_directory(directory: Path, vocabulary: Any = None) -> Report:
     report = Report()
     _, problems = load_checked(directory, voc)
     report.problems.extend(problems)
-    report.checked.extend(f for f in TABLE_FILES.values() if (directory / f).exists())
-    own = set(TABLE_FILES.values())
+    own = {table_path(directory, name).name for name in TABLE_FILES}
+    report.checked.extend(sorted(f for f in own if (directory / f).exists()))
     for path in sorted(directory.iterdir()):
         if path.name in own or path.suffix not in (".tsv", ".toml"):
             continue

@@ -92,7 +92,7 @@ def choice(
     def parse(v: Any) -> str:
         s = v.strip() if isinstance(v, str) else v
         if s not in allowed:
-            close = _closest(str(s), allowed)
+            close = closest(str(s), allowed)
             hint = f"; did you mean {close!r}?" if close else ""
             raise ValueError(f"{s!r} is not one of {', '.join(allowed)}{hint}")
         return s
@@ -104,7 +104,7 @@ def _format_number(x: Any) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
-def _closest(word: str, options: Sequence[str]) -> str | None:
+def closest(word: str, options: Sequence[str]) -> str | None:
     import difflib
 
     hits = difflib.get_close_matches(word.casefold(), [o.casefold() for o in options], n=1, cutoff=0.6)
@@ -367,7 +367,7 @@ def _toml_row(rec: dict[str, Any], n: int, cols: tuple[Column, ...], path: Path)
     known = {c.name for c in cols}
     for key, v in rec.items():
         if key not in known:
-            close = _closest(key, sorted(known))
+            close = closest(key, sorted(known))
             hint = f"; did you mean {close!r}?" if close else ""
             raise InputError(f"{path}:{n}: unknown key {key!r}{hint}")
         if isinstance(v, dict | list):

@@ -519,4 +519,11 @@ class RuleSet:
     clinical_queries: ClinicalQueries
 
     def files(self) -> Sequence[Path]:
-        return [self.directory / f for f in TABLE_FILES.values()]
+        return [table_path(self.directory, name) for name in TABLE_FILES]
+
+
+def table_path(directory: Path, name: str) -> Path:
+    """A table's file in ``directory``: ``<name>.tsv``, or ``<name>.toml`` when only that exists."""
+    tsv = directory / TABLE_FILES[name]
+    toml = tsv.with_suffix(".toml")
+    return toml if not tsv.exists() and toml.exists() else tsv
