@@ -28,7 +28,7 @@ from pathlib import Path
 from ebm.medline.bundled import iter_bundled
 from ebm.medline.reader import read_citations
 from ebm.store.default import build_default_store
-from ebm.store.sqlite import ABSTRACT_WEIGHT, TITLE_WEIGHT, MedlineStore, _plain
+from ebm.store.sqlite import ABSTRACT_WEIGHT, TITLE_WEIGHT, MedlineStore
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -81,7 +81,7 @@ def main() -> int:
         plain.execute("PRAGMA journal_mode = WAL")
         plain.execute("CREATE TABLE c(pmid TEXT, record TEXT)")
         t = time.perf_counter()
-        rows = [(c.pmid, json.dumps(_plain(c))) for c in citations]
+        rows = [(c.pmid, json.dumps(c.to_dict())) for c in citations]
         for i in range(0, n, 1000):
             plain.execute("BEGIN")
             plain.executemany("INSERT INTO c VALUES (?, ?)", rows[i : i + 1000])

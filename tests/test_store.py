@@ -288,6 +288,11 @@ def test_fetch_keeps_the_order_asked_and_leaves_out_unknown_pmids(
     assert got == [bundled[500], bundled[3], bundled[7000]]  # the record comes back whole
 
 
+def test_every_bundled_record_comes_back_whole(store: MedlineStore, bundled: list[Citation]) -> None:
+    assert list(store.iter_citations()) == bundled
+    assert [c.extra for c in store.iter_citations()] == [c.extra for c in bundled]  # extra: compare=False
+
+
 def test_stats_count_the_bundled_corpus(store: MedlineStore, bundled: list[Citation]) -> None:
     st = store.stats()
     assert st.citations == len(bundled) >= 8000

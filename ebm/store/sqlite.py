@@ -574,23 +574,21 @@ def _heading_ui(name: str) -> str | None:
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _plain(x: Any) -> Any:
-    """``dataclasses.asdict`` without its deep copies (twice as fast on a large ingest)."""
-    t = type(x)
-    if x is None or t in (str, int, float, bool):
-        return x
-    if t is tuple or t is list:
-        return [_plain(v) for v in x]
-    if t is dict:
-        return {k: _plain(v) for k, v in x.items()}
+def _fields_of(obj: Any) -> dict[str, Any]:
+    """One level of ``dataclasses.asdict``; the C JSON encoder does the tuples and dicts."""
+    t = type(obj)
     names = _FIELDS.get(t)
     if names is None:
-        names = _FIELDS[t] = tuple(f.name for f in fields(x))
-    return {n: _plain(getattr(x, n)) for n in names}
+        names = _FIELDS[t] = tuple(f.name for f in fields(obj))
+    return {n: getattr(obj, n) for n in names}
+
+
+# the same JSON as json.dumps(c.to_dict()), without to_dict's deep copies (2x faster on ingest)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_fields_of)
 
 
 def encode_record(c: Citation) -> bytes:
-    return zlib.compress(json.dumps(_plain(c), ensure_ascii=False, separators=(",", ":")).encode(), 1)
+    return zlib.compress(_ENCODER.encode(c).encode(), 1)
 
 
 def decode_record(blob: bytes) -> Citation:
