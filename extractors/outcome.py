@@ -287,7 +287,8 @@ class OutcomeModel:
             raise DataError(f"{source}: malformed outcome model ({exc!r})") from exc
 
     def save(self, path: Path) -> None:
-        """Write the model as compact gzip JSON (byte-identical for identical models: no name or time in the gzip header)."""
+        """Write the model as compact gzip JSON, byte-identical for identical models (no name or
+        time in the gzip header)."""
         data = json.dumps(self.to_json(), separators=(",", ":"), sort_keys=True, ensure_ascii=False)
         path.parent.mkdir(parents=True, exist_ok=True)
         with (

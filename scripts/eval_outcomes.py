@@ -57,19 +57,36 @@ def last_k(p: oc.ProcessedAbstract, k: int) -> list[int]:
 
 
 def systems(
-    model: OutcomeModel, processed: Sequence[oc.ProcessedAbstract], seed: int
+    model: OutcomeModel,
+    processed: Sequence[oc.ProcessedAbstract],
+    seed: int,
+    contexts: Sequence[oc.SemanticContext] | None = None,
 ) -> dict[str, list[list[int]]]:
-    """For each system, the ranked sentence indices of every abstract (top 3 kept)."""
+    """For each system, the ranked sentence indices of every abstract (top 3 kept).
+
+    With ``contexts`` (concepts of each abstract) the ensemble uses the semantic classifier and
+    the five-classifier ensemble is reported beside it.
+    """
     rng = random.Random(seed)
-    out: dict[str, list[list[int]]] = {"baseline (last k)": [], "ensemble (LR)": []}
+    use_sem = contexts is not None and model.semantic is not None and model.stack_semantic is not None
+    out: dict[str, list[list[int]]] = {"baseline (last k)": []}
+    if use_sem:
+        out["ensemble (LR, 6 classifiers)"] = []
+    out["ensemble (LR, 5: no semantic)"] = []
     for name in CLASSIFIERS:
-        if name != "semantic" or model.semantic is not None:
+        if name != "semantic" or use_sem:
             out[f"{name} alone"] = []
-    for p in processed:
+    for i, p in enumerate(processed):
+        out["baseline (last k)"].append([])  # last k, computed per k in evaluate()
         cands = model.score(p.document)
-        out["ensemble (LR)"].append([c.sentence for c in cands[: max(KS)]])
-        out["baseline (last k)"].append([])  # filled per k below
-        base = model.base_scores(p.document)
+        out["ensemble (LR, 5: no semantic)"].append([c.sentence for c in cands[: max(KS)]])
+        ctx = contexts[i] if use_sem and contexts is not None else None
+        if ctx is not None:
+            cands = model.score(p.document, ctx.concepts, ctx.primary_problem, ctx.interventions)
+            out["ensemble (LR, 6 classifiers)"].append([c.sentence for c in cands[: max(KS)]])
+            base = model.base_scores(p.document, ctx.concepts, ctx.primary_problem, ctx.interventions)
+        else:
+            base = model.base_scores(p.document)
         for name in CLASSIFIERS:
             key = f"{name} alone"
             if key in out:
@@ -78,10 +95,16 @@ def systems(
     return out
 
 
-def evaluate(model: OutcomeModel, processed: Sequence[oc.ProcessedAbstract], seed: int) -> str:
+def evaluate(
+    model: OutcomeModel,
+    processed: Sequence[oc.ProcessedAbstract],
+    seed: int,
+    contexts: Sequence[oc.SemanticContext] | None = None,
+) -> str:
     """Markdown tables: hits at 2 and 3 sentences per system and subset, and P@k."""
-    usable = [p for p in processed if gold_sentences(p)]
-    ranks = systems(model, usable, seed)
+    keep = [i for i, p in enumerate(processed) if gold_sentences(p)]
+    usable = [processed[i] for i in keep]
+    ranks = systems(model, usable, seed, [contexts[i] for i in keep] if contexts is not None else None)
     lines: list[str] = []
     for subset, pred in SUBSETS.items():
         idx = [i for i, p in enumerate(usable) if pred(p)]
@@ -113,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", type=Path, default=None, help="default: the shipped model")
     ap.add_argument("--split", choices=["dev", "test"], default="test")
     ap.add_argument("--seed", type=int, default=1, help="tie-breaking for the single classifiers")
+    ap.add_argument(
+        "--no-concepts", action="store_true", help="skip the semantic classifier (no concept index needed)"
+    )
     args = ap.parse_args(argv)
 
     model = load_model(args.model)
@@ -132,6 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     pipeline = TextPipeline()
     processed = list(oc.process_all(records, pipeline))
     n_without = sum(1 for p in processed if not gold_sentences(p))
+    contexts = None
+    if not args.no_concepts and model.semantic is not None:
+        from ebm.concepts import default_matcher
+
+        matcher = default_matcher()
+        contexts = [oc.semantic_context(p.document, matcher) for p in processed]
     t0 = time.perf_counter()
     for p in processed:
         model.score(p.document)
@@ -141,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         f"(seed {model.meta.get('seed')}, {len(processed)} abstracts, {n_without} without gold outcome "
         f"sentences left out; model trained on {'+'.join(fit_on)})"
     )
-    print(evaluate(model, processed, args.seed))
+    print(evaluate(model, processed, args.seed, contexts))
     print(f"\nscoring time: {1000 * per_abstract:.2f} ms per abstract (no concepts)")
     return 0
 

@@ -34,6 +34,7 @@ import tarfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ebm.citation import AbstractSection
 from ebm.errors import DataError
@@ -374,3 +375,28 @@ def load_corpora(
             seen.add(r.pmid)
             records.append(r)
     return records, splits
+
+
+# --- concepts for the semantic classifier ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SemanticContext:
+    """What the semantic classifier sees of a document: its concepts, problem, interventions."""
+
+    concepts: list[Any]  # ebm.concepts.Concept
+    primary_problem: str | None
+    interventions: list[str]
+
+
+def semantic_context(doc: Document, matcher: Any) -> SemanticContext:
+    """Concepts, primary problem and interventions as ``extractors.annotate.Annotator`` finds them."""
+    from ebm.concepts import annotate
+    from extractors.intervention import extract_interventions
+    from extractors.problem import extract_problems
+
+    concepts = annotate(doc, matcher)
+    problems = extract_problems(doc, concepts)
+    interventions = extract_interventions(doc, concepts)
+    primary = problems[0].concepts[0] if problems and problems[0].concepts else None
+    return SemanticContext(concepts, primary, [i.concepts[0] for i in interventions[:5] if i.concepts])

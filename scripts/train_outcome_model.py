@@ -5,8 +5,11 @@ Reads EvidenceOutcomes (gold), PubMedQA and MEDLINE structured abstracts (weak l
 hash into train/dev/test (60/20/20), fits the ensemble (extractors/outcome_training.py) on the
 chosen splits plus the weak abstracts, and writes a gzip JSON model with the splits in its
 metadata. The test split is never used here. Same seed, same data -> byte-identical model.
+The semantic classifier needs the concept index (`ebm setup`, in EBM_HOME or the per-user
+data directory); --no-concepts trains without it.
 
 Usage:
+  ebm setup --no-quickumls                                       # once: the concept index
   python scripts/train_outcome_model.py                          # ship: fit on train+dev
   python scripts/train_outcome_model.py --fit-on train --out /tmp/outcome-train.json.gz
 """
@@ -26,7 +29,7 @@ import outcome_corpus as oc  # noqa: E402
 from ebm.mesh import mesh  # noqa: E402
 from ebm.text.pipeline import TextPipeline  # noqa: E402
 from extractors.outcome import MODEL_FILE  # noqa: E402
-from extractors.outcome_features import words  # noqa: E402
+from extractors.outcome_features import semantic_features, words  # noqa: E402
 from extractors.outcome_training import Example, TrainingConfig, describe, round_model, train  # noqa: E402
 
 DEFAULT_SEED = 2007
@@ -52,11 +55,17 @@ def disease_ngrams() -> frozenset[str]:
 
 
 def build_examples(
-    records: list[oc.LabelledAbstract], pipeline: TextPipeline, concepts: object | None = None
-) -> tuple[list[Example], list[oc.ProcessedAbstract]]:
-    processed = list(oc.process_all(records, pipeline))
-    examples = [Example(p.document, p.labels, p.record.gold) for p in processed]
-    return examples, processed
+    records: list[oc.LabelledAbstract], pipeline: TextPipeline, matcher: object | None = None
+) -> list[Example]:
+    """Processed, labelled abstracts; with a concept matcher, also their semantic features."""
+    examples = []
+    for p in oc.process_all(records, pipeline):
+        sem = None
+        if matcher is not None:
+            ctx = oc.semantic_context(p.document, matcher)
+            sem = semantic_features(p.document, ctx.concepts, ctx.primary_problem, ctx.interventions)
+        examples.append(Example(p.document, p.labels, p.record.gold, sem))
+    return examples
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,6 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
     ap.add_argument("--fit-on", choices=["train", "train+dev"], default="train+dev")
     ap.add_argument("--no-weak", action="store_true", help="gold abstracts only")
+    ap.add_argument(
+        "--no-concepts",
+        action="store_true",
+        help="no semantic classifier (default: use the concept index built by `ebm setup`)",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "ebm" / "data" / MODEL_FILE)
     args = ap.parse_args(argv)
 
@@ -77,7 +91,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{sum(r.gold for r in chosen)} gold + {sum(not r.gold for r in chosen)} weak abstracts",
         file=sys.stderr,
     )
-    examples, _ = build_examples(chosen, TextPipeline())
+    matcher = None
+    if not args.no_concepts:
+        from ebm.concepts import default_matcher
+
+        matcher = default_matcher()  # a clear DataError when `ebm setup` has not been run
+    examples = build_examples(chosen, TextPipeline(), matcher)
     config = TrainingConfig(exclude_ngrams=disease_ngrams())
     result = train(examples, args.seed, config, progress=lambda m: print(m, file=sys.stderr))
     model = result.model
@@ -88,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python scripts/train_outcome_model.py"
         + (f" --seed {args.seed}" if args.seed != DEFAULT_SEED else "")
         + (f" --fit-on {args.fit_on}" if args.fit_on != "train+dev" else "")
-        + (" --no-weak" if args.no_weak else ""),
+        + (" --no-weak" if args.no_weak else "")
+        + (" --no-concepts" if args.no_concepts else ""),
+        "concepts": not args.no_concepts,
         "abstracts": {
             "gold": sum(r.gold for r in chosen),
             **{src: sum(r.source == src for r in chosen) for src in sorted({r.source for r in chosen})},
@@ -102,7 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB) in {time.perf_counter() - t0:.0f} s; "
         f"stacking weights: intercept {model.stack.intercept:.3f} "
-        + " ".join(f"{k} {v:.3f}" for k, v in model.stack.weights.items()),
+        + " ".join(f"{k} {v:.3f}" for k, v in model.stack.weights.items())
+        + (
+            f"; with semantic: intercept {model.stack_semantic.intercept:.3f} "
+            + " ".join(f"{k} {v:.3f}" for k, v in model.stack_semantic.weights.items())
+            if model.stack_semantic
+            else ""
+        ),
         file=sys.stderr,
     )
     return 0
