@@ -23,8 +23,9 @@ frame terms and limits are inside the subset in every dialect; only the filters 
 ``retrieve`` runs the query on any ``CitationSource``; while fewer than ``min_hits`` come back
 it relaxes, cumulatively, in the order of ``LADDER``: drop the comparison, drop the population,
 narrow -> broad filter, drop the filter, drop the limits, keep only the MeSH terms of each
-slot (its other words stop excluding citations), drop the intervention. The result says
-which relaxations were used.
+slot (its other words stop excluding citations), drop the intervention, and last any term of
+the problem, intervention or comparison (ORed: for sources that rank by relevance, as the
+local store's BM25 does). The result says which relaxations were used.
 """
 
 from __future__ import annotations
@@ -385,6 +386,7 @@ class Settings:
     scope: str | None = "narrow"  # Clinical Queries filter scope, None: no filter
     limits: bool = True
     mesh_only: bool = False
+    any_term: bool = False  # OR every term of problem, intervention and comparison
 
 
 # (name, change): applied cumulatively, in this order, while too few citations come back.
@@ -396,6 +398,7 @@ LADDER: tuple[tuple[str, dict[str, object]], ...] = (
     ("drop limits", {"limits": False}),
     ("MeSH terms only", {"mesh_only": True}),
     ("drop intervention", {"intervention": False}),
+    ("any term", {"any_term": True}),
 )
 
 
@@ -440,6 +443,8 @@ def build_query(
         raise ValueError(f"unknown dialect {dialect!r} (one of {', '.join(DIALECTS)})")
     voc = vocabulary or mesh()
     rs = rules or load_rules()
+    if settings.any_term:
+        return any_term_query(frame, voc)
     slots: list[str] = []
     wanted = [("problem", True), ("intervention", settings.intervention)]
     wanted += [("comparison", settings.comparison), ("population", settings.population)]
@@ -465,6 +470,27 @@ def build_query(
         if EXCLUDE[dialect]:
             return f"({_and(parts)}) NOT {EXCLUDE[dialect]}"
     return _and(parts)
+
+
+def any_term_query(frame: Frame, vocabulary: MeshVocabulary) -> str | None:
+    """The loosest query: any MeSH term or word of the problem, intervention or comparison.
+
+    Meant for a source that ranks by relevance (the local store's BM25, PubMed's Best Match),
+    as the benchmark pools were built; population words ("children") are left out, they
+    would match nearly everything.
+    """
+    texts = [frame.problem] if frame.problem else list(frame.co_problems)
+    texts += [*frame.intervention, *frame.comparison]
+    clauses: list[str] = []
+    for text in texts:
+        for alt in alternatives(text):
+            for u in units(alt, vocabulary):
+                c = u.clause()
+                if c not in clauses:
+                    clauses.append(c)
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else "(" + " OR ".join(clauses) + ")"
 
 
 def formulate(

@@ -356,3 +356,14 @@ def test_same_frames_on_the_local_store(fever: Frame, corpus: list[Citation], tm
     r = retrieve(fever, store, min_hits=1)
     assert r.relaxations == () and r.result.pmids == ("1621668",)
     assert "randomized controlled trial[Publication Type]" in r.query  # PubMed's own filter
+
+
+def test_last_step_ors_every_term(fever: Frame, memory: MemorySource) -> None:
+    r = retrieve(fever, memory, min_hits=50, limit=50, dialect="subset")
+    assert r.relaxations[-1] == "any term" and r.result.count >= 50
+    assert r.query == (
+        '(acute[tiab] OR febrile[tiab] OR illness[tiab] OR ("Acetaminophen"[mh] OR acetaminophen[tiab])'
+        ' OR ("Ibuprofen"[mh] OR ibuprofen[tiab]))'
+    )
+    previous = r.attempts[-2]
+    assert previous.relaxations[-1] == "drop intervention" and previous.count < r.result.count
