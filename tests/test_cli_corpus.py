@@ -13,15 +13,14 @@ import pytest
 
 from ebm.citation import Citation
 from ebm.cli import main
-from ebm.medline.bundled import iter_bundled
 from ebm.medline.reader import read_citations
 from ebm.mesh import mesh
-from tests.test_store import heading_uis, in_tiab, in_tw, matching, under_tree
+from tests.test_store import heading_uis, in_tiab, in_tw, load_bundled, matching, under_tree
 
 
 @pytest.fixture(scope="module")
 def bundled() -> list[Citation]:
-    return list(iter_bundled())
+    return load_bundled()
 
 
 @pytest.fixture(scope="module")

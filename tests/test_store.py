@@ -34,9 +34,16 @@ from ebm.store.sqlite import IngestReport, sort_date
 # ------------------------------------------------------------------ fixtures
 
 
+@functools.cache
+def load_bundled() -> list[Citation]:
+    """The bundled citations, read once per process (tests in other modules share them and the
+    token caches below)."""
+    return list(iter_bundled())
+
+
 @pytest.fixture(scope="session")
 def bundled() -> list[Citation]:
-    return list(iter_bundled())
+    return load_bundled()
 
 
 @pytest.fixture(scope="session")
@@ -71,31 +78,41 @@ def words(text: str | None) -> list[str]:
     return re.findall(r"[^\W_]+", plain.casefold())
 
 
+_TOKENS: dict[int, tuple[Citation, list[str], list[str], list[list[str]]]] = {}
+_STEMS: dict[int, tuple[list[str], list[str], list[list[str]]]] = {}
+
+
+def tokens(c: Citation) -> tuple[list[str], list[str], list[list[str]]]:
+    """Title, abstract and heading-name words of a citation, computed once per object."""
+    if id(c) not in _TOKENS:  # the cache holds the citation, so its id is not reused
+        _TOKENS[id(c)] = (
+            c,
+            words(c.title),
+            # section labels are indexed with their text ("RESULTS: ..."), as docs/store.md says
+            [w for s in c.abstract or () for w in words(f"{s.label or ''} {s.text}")],
+            [words(h.descriptor_name) for h in c.mesh_headings or ()],
+        )
+    return _TOKENS[id(c)][1:]
+
+
 def title_words(c: Citation) -> list[str]:
-    return words(c.title)
+    return tokens(c)[0]
 
 
 def abstract_words(c: Citation) -> list[str]:
-    # section labels are indexed with their text ("RESULTS: ..."), as docs/store.md says
-    return [w for s in c.abstract or () for w in words(f"{s.label or ''} {s.text}")]
+    return tokens(c)[1]
 
 
 def heading_names(c: Citation) -> list[list[str]]:
-    return [words(h.descriptor_name) for h in c.mesh_headings or ()]
-
-
-_STEMMED: dict[str, tuple[list[str], list[str], list[list[str]]]] = {}
+    return tokens(c)[2]
 
 
 def stemmed(c: Citation) -> tuple[list[str], list[str], list[list[str]]]:
-    """Title, abstract and each heading name of a citation as stems (computed once per PMID)."""
-    if c.pmid not in _STEMMED:
-        _STEMMED[c.pmid] = (
-            [stem(w) for w in title_words(c)],
-            [stem(w) for w in abstract_words(c)],
-            [[stem(w) for w in name] for name in heading_names(c)],
-        )
-    return _STEMMED[c.pmid]
+    """``tokens`` stemmed, computed once per object."""
+    if id(c) not in _STEMS:
+        ti, ab, names = tokens(c)
+        _STEMS[id(c)] = ([stem(w) for w in ti], [stem(w) for w in ab], [[stem(w) for w in n] for n in names])
+    return _STEMS[id(c)]
 
 
 def has(got: list[str], phrase: str) -> bool:
