@@ -1,0 +1,168 @@
+"""An on-disk cache of annotated citations, so a question asked again is answered fast.
+
+Annotating a citation (text pipeline, concepts, every extractor) is the slow step of
+``ebm ask``; its result depends only on the citation and on the annotator's configuration.
+Entries are keyed by PMID and an annotator *version*: a digest of everything that can change
+an annotation (the ebm version, the source of the text/concept/extractor code, the rule
+tables, the concept index's build metadata and the outcome model's weights). Each entry also
+stores a digest of the citation it was made from, so a re-ingested, changed record is
+annotated again. A version change simply misses: stale entries are never read, and
+``prune()`` drops them.
+
+Storage: one SQLite file in the data directory (``annotations.sqlite``), pickled and
+zlib-compressed ``Annotation`` objects. Pickle is read back only from this file, which ebm
+itself writes in the user's own data directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import sqlite3
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import ebm
+from ebm.citation import Citation
+from ebm.concepts.matcher import ConceptMatcher
+from ebm.errors import DataError
+from ebm.paths import data_dir
+from ebm.rules import RuleSet
+from extractors.annotate import Annotation, Annotator
+from extractors.outcome import OutcomeModel
+
+CACHE_FILE = "annotations.sqlite"
+# Code whose change can change an annotation: its source is part of the version.
+_CODE_PACKAGES = ("ebm.text", "ebm.concepts", "extractors")
+
+
+def default_cache_path() -> Path:
+    return data_dir() / CACHE_FILE
+
+
+def citation_digest(citation: Citation) -> str:
+    data = json.dumps(citation.to_dict(), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:32]
+
+
+def _code_digest(h: Any) -> None:
+    import importlib
+
+    for name in _CODE_PACKAGES:
+        pkg = importlib.import_module(name)
+        for path in sorted(Path(p) for p in pkg.__path__):
+            for f in sorted(path.glob("*.py")):
+                h.update(f.name.encode())
+                h.update(f.read_bytes())
+
+
+def _dir_digest(h: Any, directory: Path) -> None:
+    for f in sorted(directory.iterdir()):
+        if f.is_file() and f.suffix in (".tsv", ".toml", ".txt"):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+
+
+def annotator_version(matcher: ConceptMatcher, outcome_model: OutcomeModel, rules: RuleSet) -> str:
+    """A digest of everything an annotation depends on besides the citation: the parts of an
+    ``Annotator`` (given separately, so a warm cache needs no text pipeline loaded)."""
+    from ebm.paths import rules_dir
+
+    h = hashlib.sha256()
+    h.update(f"ebm {ebm.__version__}".encode())
+    _code_digest(h)
+    _dir_digest(h, rules_dir())  # the extractors' cue tables, stoplists, ...
+    _dir_digest(h, Path(rules.directory))  # study types -> evidence grade
+    h.update(str(getattr(matcher, "name", type(matcher).__name__)).encode())
+    h.update(json.dumps(getattr(matcher, "meta", None), sort_keys=True, default=str).encode())
+    h.update(json.dumps(outcome_model.to_json(), sort_keys=True, default=str).encode())
+    return h.hexdigest()[:32]
+
+
+def version_of(annotator: Annotator) -> str:
+    return annotator_version(annotator.matcher, annotator.outcome_model, annotator.rules)
+
+
+class AnnotationCache:
+    """Annotations on disk, keyed by (PMID, annotator version)."""
+
+    def __init__(self, path: Path, version: str) -> None:
+        self.path = Path(path)
+        self.version = version
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS annotations ("
+                " pmid TEXT NOT NULL, version TEXT NOT NULL, digest TEXT NOT NULL, data BLOB NOT NULL,"
+                " PRIMARY KEY (pmid, version))"
+            )
+            self._db.commit()
+        except (sqlite3.Error, OSError) as exc:
+            raise DataError(f"annotation cache {self.path}: {exc}") from exc
+        self.hits = 0
+        self.misses = 0
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> AnnotationCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get_many(self, citations: Sequence[Citation]) -> dict[str, Annotation]:
+        """The cached annotations of ``citations`` that are current (PMID -> annotation)."""
+        if not citations:
+            return {}
+        wanted = {c.pmid: citation_digest(c) for c in citations}
+        out: dict[str, Annotation] = {}
+        pmids = list(wanted)
+        for i in range(0, len(pmids), 500):
+            chunk = pmids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT pmid, digest, data FROM annotations WHERE version = ? AND pmid IN ({marks})",
+                (self.version, *chunk),
+            ).fetchall()
+            for pmid, digest, data in rows:
+                if digest != wanted[pmid]:
+                    continue
+                try:
+                    out[pmid] = pickle.loads(zlib.decompress(data))
+                except Exception:  # a damaged or foreign entry: annotate again
+                    continue
+        self.hits += len(out)
+        self.misses += len(wanted) - len(out)
+        return out
+
+    def put_many(self, annotations: Iterable[Annotation]) -> None:
+        rows = []
+        for a in annotations:
+            # The document's memo holds derived, rebuildable data only.
+            slim = replace(a, document=replace(a.document, cache={}))
+            blob = zlib.compress(pickle.dumps(slim, protocol=pickle.HIGHEST_PROTOCOL), 6)
+            rows.append((a.citation.pmid, self.version, citation_digest(a.citation), blob))
+        if not rows:
+            return
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO annotations VALUES (?, ?, ?, ?)", rows)
+
+    def prune(self) -> int:
+        """Drop the entries of other annotator versions; the number dropped."""
+        with self._db:
+            cur = self._db.execute("DELETE FROM annotations WHERE version != ?", (self.version,))
+        return cur.rowcount
+
+    def __len__(self) -> int:
+        return int(
+            self._db.execute(
+                "SELECT COUNT(*) FROM annotations WHERE version = ?", (self.version,)
+            ).fetchone()[0]
+        )

@@ -1,0 +1,332 @@
+"""``ebm ask``: from a PICO frame to ranked answers (paper sections 4, 6-9).
+
+    frame -> query (relaxed until enough hits) -> retrieve N candidates (default 50) from a
+    CitationSource -> annotate each (cached on disk) -> S_EBM and S_term -> rerank -> answers
+
+Everything the pipeline uses comes from an explicit ``AskConfig`` (source, rules directory,
+weights, ...) and the resources a ``Pipeline`` holds (source, rule tables, concept matcher,
+annotator, annotation cache), which tests and the web form can pass in; there is no hidden
+global state besides the process-wide caches of the shipped vocabulary and models.
+
+Rankers: ``ebm`` (S_EBM), ``term`` (the term-based reranker) and ``combo`` (the default:
+0.8 norm(S_EBM) + 0.2 norm(S_term) per question, the paper's best reranker overall). Ties
+keep the retrieval order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ebm.answer import Answer, make_answer
+from ebm.citation import Citation
+from ebm.concepts.matcher import ConceptMatcher
+from ebm.errors import InputError
+from ebm.frame import Frame
+from ebm.frame_concepts import FrameConcepts, frame_concepts
+from ebm.mesh import MeshVocabulary
+from ebm.query import Retrieval, retrieve
+from ebm.rules import RuleSet
+from ebm.scoring.combine import ALPHA, combine
+from ebm.scoring.ebm_score import EbmScore, ScoringConfig, Weights, score_citation
+from ebm.scoring.soe import current_year
+from ebm.scoring.term import TermScore, question_terms, term_score
+from ebm.source import CitationSource
+from extractors.annotate import Annotation, Annotator
+
+RANKERS = ("combo", "ebm", "term")
+SOURCES = ("local", "pubmed")
+MAX_CANDIDATES = 10_000
+
+
+@dataclass(frozen=True)
+class AskConfig:
+    source: str = "local"  # local (the MEDLINE store) or pubmed (E-utilities)
+    db: Path | None = None  # the local store (default: the one in the data directory)
+    rules: Path | None = None  # an edited copy of rules/ (default: the shipped tables)
+    candidates: int = 50  # citations retrieved and reranked
+    min_hits: int = 20  # relax the query until at least this many citations match
+    top: int = 10  # answers shown
+    ranker: str = "combo"
+    weights: Weights = field(default_factory=Weights)
+    alpha: float = ALPHA  # weight of S_EBM in the combination
+    year: int | None = None  # the "current year" of S_date (default: this year)
+    cache: bool = True  # keep annotations on disk
+    cache_path: Path | None = None  # default: annotations.sqlite in the data directory
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise InputError(f"unknown source {self.source!r} (choose from {', '.join(SOURCES)})")
+        if self.ranker not in RANKERS:
+            raise InputError(f"unknown ranker {self.ranker!r} (choose from {', '.join(RANKERS)})")
+        if not 1 <= self.candidates <= MAX_CANDIDATES:
+            raise InputError(f"candidates must be 1..{MAX_CANDIDATES}, got {self.candidates}")
+        if self.min_hits < 0:
+            raise InputError(f"min_hits must be at least 0, got {self.min_hits}")
+        if self.top < 1:
+            raise InputError(f"top must be at least 1, got {self.top}")
+        if not 0.0 <= self.alpha <= 1.0:
+            raise InputError(f"alpha must be in [0, 1], got {self.alpha}")
+
+    def scoring(self) -> ScoringConfig:
+        return ScoringConfig(self.weights, self.year if self.year is not None else current_year())
+
+
+@dataclass
+class Timings:
+    """Seconds spent in each step of one question."""
+
+    retrieve: float = 0.0
+    fetch: float = 0.0
+    annotate: float = 0.0
+    score: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.retrieve + self.fetch + self.annotate + self.score
+
+    def to_dict(self) -> dict[str, float]:
+        d = {k: round(v, 4) for k, v in vars(self).items()}
+        d["total"] = round(self.total, 4)
+        return d
+
+
+@dataclass(frozen=True)
+class AskResult:
+    frame: Frame
+    concepts: FrameConcepts
+    retrieval: Retrieval
+    answers: tuple[Answer, ...]  # every candidate, reranked
+    missing: tuple[str, ...]  # retrieved PMIDs the source could not return
+    cached: int  # annotations read from the cache
+    timings: Timings
+
+    def top(self, n: int) -> tuple[Answer, ...]:
+        return self.answers[:n]
+
+    def to_dict(self, top: int | None = None, explanation: bool = False) -> dict[str, Any]:
+        r = self.retrieval
+        answers = self.answers if top is None else self.answers[:top]
+        return {
+            "frame": self.frame.to_dict(),
+            "query": r.query,
+            "relaxations": list(r.relaxations),
+            "hits": r.result.count,
+            "attempts": [
+                {"query": a.query, "relaxations": list(a.relaxations), "hits": a.count, "error": a.error}
+                for a in r.attempts
+            ],
+            "candidates": len(self.answers),
+            "missing": list(self.missing),
+            "frame_concepts": self.concepts.to_dict(),
+            "results": [a.to_dict(explanation) for a in answers],
+            "timings": self.timings.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Everything behind one citation's score for one frame (``ebm explain``)."""
+
+    frame: Frame
+    concepts: FrameConcepts
+    annotation: Annotation
+    ebm: EbmScore
+    term: TermScore
+    answer: Answer
+
+    def to_dict(self) -> dict[str, Any]:
+        a = self.annotation
+        return {
+            "frame": self.frame.to_dict(),
+            "frame_concepts": self.concepts.to_dict(),
+            "pmid": a.citation.pmid,
+            "answer": self.answer.to_dict(explanation=True),
+            "formula": self.ebm.formula(),
+            "extracted": {
+                "problems": [c.to_dict() for c in a.problems[:5]],
+                "population": [c.to_dict() for c in a.population[:3]],
+                "interventions": [c.to_dict() for c in a.interventions[:8]],
+                "outcomes": [o.to_dict() for o in a.outcomes[:3]],
+            },
+        }
+
+
+class Pipeline:
+    """The resources one or many questions share; build once, ask many times."""
+
+    def __init__(
+        self,
+        config: AskConfig | None = None,
+        *,
+        source: CitationSource | None = None,
+        rules: RuleSet | None = None,
+        matcher: ConceptMatcher | None = None,
+        annotator: Annotator | None = None,
+        vocabulary: MeshVocabulary | None = None,
+    ) -> None:
+        from ebm.mesh import mesh
+        from ebm.rules import load_rules
+
+        self.config = config or AskConfig()
+        self.vocabulary = vocabulary or mesh()
+        self.rules = rules or load_rules(self.config.rules)
+        self._source = source
+        self._owns_source = source is None
+        self._matcher = matcher or (annotator.matcher if annotator is not None else None)
+        self._annotator = annotator
+        self._cache: Any = None
+
+    # --- resources, opened on first use -------------------------------------------------------
+
+    @property
+    def source(self) -> CitationSource:
+        if self._source is None:
+            if self.config.source == "pubmed":
+                from ebm.pubmed import PubMedSource
+
+                self._source = PubMedSource()
+            else:
+                from ebm.store import open_store
+
+                self._source = open_store(self.config.db)
+        return self._source
+
+    @property
+    def matcher(self) -> ConceptMatcher:
+        if self._matcher is None:
+            from ebm.concepts.matcher import default_matcher
+
+            self._matcher = default_matcher()
+        return self._matcher
+
+    @property
+    def annotator(self) -> Annotator:
+        if self._annotator is None:
+            self._annotator = Annotator(matcher=self.matcher, rules=self.rules)
+        return self._annotator
+
+    @property
+    def cache(self) -> Any:  # AnnotationCache | None
+        if self._cache is None and self.config.cache:
+            from ebm.annotation_cache import AnnotationCache, annotator_version, default_cache_path
+            from extractors.outcome import default_model
+
+            if self._annotator is not None:
+                a = self._annotator
+                version = annotator_version(a.matcher, a.outcome_model, a.rules)
+            else:  # the annotator this pipeline would build, without building it
+                version = annotator_version(self.matcher, default_model(), self.rules)
+            path = self.config.cache_path or default_cache_path()
+            self._cache = AnnotationCache(path, version)
+        return self._cache
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+        if self._owns_source and self._source is not None and hasattr(self._source, "close"):
+            self._source.close()  # type: ignore[attr-defined]
+            self._source = None
+
+    def __enter__(self) -> Pipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- steps ------------------------------------------------------------------------------------
+
+    def concepts(self, frame: Frame) -> FrameConcepts:
+        return frame_concepts(frame, self.matcher)
+
+    def annotate(self, citations: Sequence[Citation]) -> tuple[list[Annotation], int]:
+        """Annotations of ``citations`` in order, and how many came from the cache."""
+        cache = self.cache
+        found = cache.get_many(citations) if cache is not None else {}
+        fresh = [self.annotator.annotate(c) for c in citations if c.pmid not in found]
+        if cache is not None and fresh:
+            cache.put_many(fresh)
+        made = {a.citation.pmid: a for a in fresh}
+        return [found.get(c.pmid) or made[c.pmid] for c in citations], len(found)
+
+    def score(
+        self, frame: Frame, annotations: Sequence[Annotation], fc: FrameConcepts | None = None
+    ) -> tuple[list[EbmScore], list[TermScore]]:
+        """S_EBM and S_term of each annotated citation."""
+        fc = fc or self.concepts(frame)
+        config = self.config.scoring()
+        terms = question_terms(frame)
+        ebm = [score_citation(fc, a, self.rules, self.vocabulary, config) for a in annotations]
+        return ebm, [term_score(terms, a) for a in annotations]
+
+    def rank(
+        self, frame: Frame, annotations: Sequence[Annotation], fc: FrameConcepts | None = None
+    ) -> list[Answer]:
+        """Score and rerank annotated candidates (given in retrieval order)."""
+        ebm, term = self.score(frame, annotations, fc)
+        ranker = self.config.ranker
+        if ranker == "ebm":
+            scores = [e.total for e in ebm]
+        elif ranker == "term":
+            scores = [t.score for t in term]
+        else:
+            scores = combine([e.total for e in ebm], [t.score for t in term], self.config.alpha)
+        order = sorted(range(len(annotations)), key=lambda i: (-scores[i], i))
+        return [
+            make_answer(rank, scores[i], ranker, annotations[i], ebm[i], term[i], retrieval_rank=i + 1)
+            for rank, i in enumerate(order, start=1)
+        ]
+
+    def ask(self, frame: Frame) -> AskResult:
+        """Answer one question (see the module docstring)."""
+        timings = Timings()
+        t = time.perf_counter()
+        fc = self.concepts(frame)
+        retrieval = retrieve(
+            frame,
+            self.source,
+            min_hits=self.config.min_hits,
+            limit=self.config.candidates,
+            rules=self.rules,
+            vocabulary=self.vocabulary,
+        )
+        timings.retrieve = time.perf_counter() - t
+        t = time.perf_counter()
+        pmids = list(retrieval.result.pmids)
+        citations = self.source.fetch(pmids) if pmids else []
+        got = {c.pmid for c in citations}
+        missing = tuple(p for p in pmids if p not in got)
+        timings.fetch = time.perf_counter() - t
+        t = time.perf_counter()
+        annotations, cached = self.annotate(citations)
+        timings.annotate = time.perf_counter() - t
+        t = time.perf_counter()
+        answers = self.rank(frame, annotations, fc)
+        timings.score = time.perf_counter() - t
+        return AskResult(frame, fc, retrieval, tuple(answers), missing, cached, timings)
+
+    def explain(self, pmid: str, frame: Frame) -> Explanation:
+        """Every rule and extractor decision behind ``pmid``'s score for ``frame``."""
+        pmid = pmid.strip()
+        if not pmid.isdigit():
+            raise InputError(f"{pmid!r} is not a PMID (a PMID is a number)")
+        found = self.source.fetch([pmid])
+        if not found:
+            where = "PubMed" if self.config.source == "pubmed" else "the local store"
+            raise InputError(f"PMID {pmid} is not in {where}")
+        fc = self.concepts(frame)
+        (ann,), _ = self.annotate(found)
+        (ebm,), (term,) = self.score(frame, [ann], fc)
+        # Alone, a citation has no per-question normalisation: its answer carries S_EBM.
+        answer = make_answer(1, ebm.total, "ebm", ann, ebm, term, retrieval_rank=1)
+        return Explanation(frame, fc, ann, ebm, term, answer)
+
+
+def ask(frame: Frame, config: AskConfig | None = None) -> AskResult:
+    """One question with a pipeline built for it (use ``Pipeline`` to ask several)."""
+    with Pipeline(config) as pipeline:
+        return pipeline.ask(frame)

@@ -1,0 +1,358 @@
+"""``ebm ask`` and ``ebm explain``: answers to a PICO question, and the reasons behind one score.
+
+ebm ask --frame questions/quinine_leg_cramps.yaml [--top 10] [--format text|json|trec]
+ebm ask --task therapy --problem "leg cramps" --intervention quinine --population "young adult"
+ebm explain 9505772 --frame FRAME.yaml [--rules DIR]
+
+``--rules DIR`` runs with an edited copy of the rule tables (``ebm rules copy DIR``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+from typing import TextIO
+
+from ebm.errors import InputError
+
+FORMATS = ("text", "json", "trec")
+DEFAULT_TOP = 10
+
+
+def _frame_arguments(p: argparse.ArgumentParser, *, several: bool) -> None:
+    g = p.add_argument_group("the question (a frame file, or its slots as options)")
+    if several:
+        g.add_argument(
+            "--frame",
+            action="append",
+            type=Path,
+            metavar="FILE",
+            help="a frame (.yaml/.json), or a directory of frames; may be repeated",
+        )
+    else:
+        g.add_argument("--frame", type=Path, metavar="FILE", help="a frame file (.yaml or .json)")
+    g.add_argument(
+        "--task", help="therapy, prevention, differential diagnosis, diagnostic test, etiology, prognosis"
+    )
+    g.add_argument("--problem", help="the primary problem")
+    g.add_argument("--co-problem", action="append", default=[], metavar="P", help="a co-occurring problem")
+    g.add_argument("--population", action="append", default=[], metavar="P", help="the population")
+    g.add_argument("--intervention", action="append", default=[], metavar="I", help="an intervention")
+    g.add_argument("--comparison", action="append", default=[], metavar="C", help="a comparison")
+    g.add_argument("--outcome", help="the outcome (optional)")
+    g.add_argument("--question", help="the question in words (used by the term-based reranker)")
+    g.add_argument("--id", help="the question's id (the TREC run's qid)")
+
+
+def _config_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--source", choices=["local", "pubmed"], default="local", help="where citations come from")
+    p.add_argument("--db", type=Path, help="the local store (default: the one in the data directory)")
+    p.add_argument("--rules", type=Path, metavar="DIR", help="an edited copy of rules/ (ebm rules copy DIR)")
+    p.add_argument(
+        "--weights",
+        default="equal",
+        metavar="L1,L2",
+        help="S_EBM = L1 S_PICO + L2 S_SoE + (1-L1-L2) S_task; 'equal' (1/3 each, default) or "
+        "'therapy' (0.38,0.34, the paper's tuned values)",
+    )
+    p.add_argument("--year", type=int, help="the current year for S_date (default: this year)")
+    p.add_argument("--no-cache", action="store_true", help="annotate every citation again")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "ask",
+        help="answer a clinical question (PICO frame) from MEDLINE",
+        description="Retrieve candidate citations for a PICO frame, score them the way evidence-based "
+        "medicine prescribes (S_PICO, strength of evidence, task) and show the best as answers: "
+        "title, the three best outcome sentences, grade, year, journal and score.",
+    )
+    _frame_arguments(p, several=True)
+    _config_arguments(p)
+    p.add_argument("--top", type=int, help=f"answers to show (default {DEFAULT_TOP}; trec: all candidates)")
+    p.add_argument("--candidates", type=int, default=50, help="citations to retrieve and rerank (default 50)")
+    p.add_argument(
+        "--min-hits",
+        type=int,
+        default=20,
+        help="relax the query until this many citations match (default 20)",
+    )
+    p.add_argument(
+        "--ranker",
+        choices=["combo", "ebm", "term"],
+        default="combo",
+        help="combo: 0.8 EBM + 0.2 term, normalised (default); ebm; term",
+    )
+    p.add_argument("--alpha", type=float, default=0.8, help="weight of the EBM score in combo (default 0.8)")
+    p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or a TREC run")
+    p.add_argument("--explain", action="store_true", help="json: add every rule and extractor decision")
+    p.set_defaults(func=run_ask)
+
+    e = subparsers.add_parser(
+        "explain",
+        help="every rule and extractor decision behind one citation's score",
+        description="Score one citation for a frame and show every decision that contributed: problem "
+        "match, each population/intervention concept, the outcome sentence, journal, study type, "
+        "date and each task-indicator rule with its file:line.",
+    )
+    e.add_argument("pmid", help="the citation's PMID")
+    _frame_arguments(e, several=False)
+    _config_arguments(e)
+    e.add_argument("--format", choices=["text", "json"], default="text")
+    e.set_defaults(func=run_explain)
+
+
+# --- building the frame and the pipeline --------------------------------------------------------
+
+
+def _frames(args: argparse.Namespace):  # -> list[tuple[Frame, str]]
+    from ebm.frame import frame_from_args, load_frame, load_frames
+
+    given = args.frame if isinstance(args.frame, list) else ([args.frame] if args.frame else [])
+    slots = [args.task, args.problem, args.outcome, args.question]
+    slots += [args.co_problem, args.population, args.intervention, args.comparison]
+    if given and any(slots):
+        raise InputError("give either --frame or the frame's slots (--task, --problem, ...), not both")
+    if not given:
+        if args.task is None:
+            raise InputError("give a frame: --frame FILE, or --task T --problem P [--intervention I ...]")
+        frame = frame_from_args(
+            args.task,
+            problem=args.problem,
+            co_problems=args.co_problem,
+            population=args.population,
+            intervention=args.intervention,
+            comparison=args.comparison,
+            outcome=args.outcome,
+            question=args.question,
+            id=args.id,
+        )
+        return [(frame, frame.id or "question")]
+    out = []
+    for path in given:
+        if path.is_dir():
+            files = sorted(f for f in path.iterdir() if f.suffix.lower() in (".yaml", ".yml", ".json"))
+            frames = load_frames(path)
+            out.extend((f, f.id or file.stem) for f, file in zip(frames, files, strict=True))
+        else:
+            f = load_frame(path)
+            out.append((f, f.id or path.stem))
+    if args.id and len(out) == 1:
+        from dataclasses import replace
+
+        out = [(replace(out[0][0], id=args.id), args.id)]
+    return out
+
+
+def _config(args: argparse.Namespace, **extra):  # -> AskConfig
+    from ebm.ask import AskConfig
+    from ebm.scoring.ebm_score import Weights
+
+    if args.rules is not None and not args.rules.is_dir():
+        raise InputError(f"--rules {args.rules}: not a directory (make one with `ebm rules copy DIR`)")
+    return AskConfig(
+        source=args.source,
+        db=args.db,
+        rules=args.rules,
+        weights=Weights.parse(args.weights),
+        year=args.year,
+        cache=not args.no_cache,
+        **extra,
+    )
+
+
+# --- ask ------------------------------------------------------------------------------------------
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    from ebm.ask import Pipeline
+
+    if args.top is not None and args.top < 1:
+        raise InputError(f"--top {args.top}: must be at least 1")
+    frames = _frames(args)
+    config = _config(
+        args,
+        candidates=args.candidates,
+        min_hits=args.min_hits,
+        top=args.top or DEFAULT_TOP,
+        ranker=args.ranker,
+        alpha=args.alpha,
+    )
+    results = []
+    with Pipeline(config) as pipeline:
+        for frame, qid in frames:
+            result = pipeline.ask(frame)
+            results.append((qid, result))
+            if args.format == "text":
+                if len(results) > 1:
+                    print("=" * _width())
+                print_text(result, args.top or DEFAULT_TOP, sys.stdout)
+    if args.format == "json":
+        docs = [r.to_dict(top=args.top or DEFAULT_TOP, explanation=args.explain) for _, r in results]
+        json.dump(docs[0] if len(docs) == 1 else docs, sys.stdout, indent=2, ensure_ascii=False)
+        print()
+    elif args.format == "trec":
+        tag = f"ebm-{config.ranker}"
+        for qid, r in results:
+            for a in r.answers[: args.top] if args.top else r.answers:
+                print(f"{qid} Q0 {a.pmid} {a.rank} {a.score:.6f} {tag}")
+    return 0
+
+
+def _width() -> int:
+    return max(60, min(110, shutil.get_terminal_size((100, 24)).columns))
+
+
+def _wrap(text: str, indent: str, width: int) -> str:
+    return textwrap.fill(" ".join(text.split()), width=width, initial_indent=indent, subsequent_indent=indent)
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}" if abs(x) >= 0.001 or x == 0 else f"{x:.1e}"
+
+
+def components_line(answer) -> str:  # Answer -> str
+    e = answer.ebm
+    p, s, t = e.pico, e.soe, e.task
+    pico = (
+        f"PICO {p.total:.2f} (problem {_g(p.problem + p.co_problems)}, population {_g(p.population)}, "
+        f"intervention {_g(p.intervention)}, outcome {p.outcome:.2f})"
+    )
+    soe = f"SoE {s.total:.2f} (journal {_g(s.journal)}, study {_g(s.study)}, date {s.date:.2f})"
+    return f"{pico} · {soe} · task {t.total:.2f}"
+
+
+def print_text(result, top: int, out: TextIO) -> None:  # AskResult
+    width = _width()
+    frame = result.frame
+    r = result.retrieval
+    print(_wrap(frame.question, "", width) if frame.question else frame.describe(), file=out)
+    if frame.question:
+        print(textwrap.indent(frame.describe(), "  "), file=out)
+    relax = f"; relaxed: {', '.join(r.relaxations)}" if r.relaxations else ""
+    print(f"\nQuery ({r.result.count} hits{relax}):", file=out)
+    print(_wrap(r.query, "  ", width), file=out)
+    n = len(result.answers)
+    if not n:
+        print("\nNo citations found.", file=out)
+        return
+    cfg = result.answers[0]
+    w = cfg.ebm.weights
+    ranker = {"combo": "0.8 EBM + 0.2 term, each normalised", "ebm": "EBM score", "term": "term overlap"}
+    print(
+        f"\n{min(top, n)} of {n} candidates, ranked by {ranker.get(cfg.ranker, cfg.ranker)}; "
+        f"EBM = {w.l1:.2g} PICO + {w.l2:.2g} SoE + {w.l3:.2g} task",
+        file=out,
+    )
+    if result.missing:
+        print(
+            f"({len(result.missing)} retrieved PMIDs could not be fetched: {' '.join(result.missing)})",
+            file=out,
+        )
+    for a in result.top(top):
+        print(file=out)
+        head = f"{a.rank}. score {a.score:.3f}   EBM {a.ebm.total:.3f}   term {a.term.score:.2f}"
+        print(head, file=out)
+        print(_wrap(components_line(a), "   ", width), file=out)
+        facts = [
+            f"grade {a.grade}" if a.grade else "grade unknown",
+            a.study_class or "study type unknown",
+            str(a.year) if a.year else "year unknown",
+            a.journal or "journal unknown",
+            f"PMID {a.pmid}",
+        ]
+        print("   " + " · ".join(facts), file=out)
+        print(_wrap(a.title or "(no title)", "   ", width), file=out)
+        for o in a.outcomes:
+            print(
+                _wrap(f"- {o.text} [{o.probability:.2f}]", "     ", width).replace("     -", "   -", 1),
+                file=out,
+            )
+
+
+# --- explain ----------------------------------------------------------------------------------------
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    from ebm.ask import Pipeline
+
+    ((frame, _),) = _frames(args)
+    with Pipeline(_config(args)) as pipeline:
+        explanation = pipeline.explain(args.pmid, frame)
+    if args.format == "json":
+        json.dump(explanation.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
+        print()
+    else:
+        print_explanation(explanation, sys.stdout)
+    return 0
+
+
+def print_explanation(x, out: TextIO) -> None:  # Explanation
+    width = _width()
+    a = x.annotation
+    cit = a.citation
+    ans = x.answer
+
+    def line(text: str, indent: str = "") -> None:
+        print(_wrap(text, indent, width), file=out)
+
+    line(f"PMID {cit.pmid}: {cit.title or '(no title)'}")
+    facts = [ans.journal or "journal unknown", str(ans.year) if ans.year else "year unknown"]
+    facts.append(f"grade {ans.grade}" if ans.grade else "grade unknown")
+    facts.append(ans.study_class or "study type unknown")
+    line(" · ".join(facts), "  ")
+    print(f"\nFrame ({x.frame.task.value}):", file=out)
+    for name in ("problem", "co_problems", "population", "intervention", "comparison", "outcome"):
+        for v in x.concepts.slot(name):
+            found = ", ".join(f"{c.label()} [{'/'.join(c.groups)}]" for c in v.concepts) or "no concept"
+            line(f"{name.replace('_', '-')} {v.value!r} -> {found}", "  ")
+    print("\nExtracted from the citation:", file=out)
+    if a.problems:
+        p = a.problems[0]
+        line(
+            f"primary problem {p.text!r} = {', '.join(p.names)} (score {p.score:.2f}): "
+            f"{'; '.join(p.evidence)}",
+            "  ",
+        )
+        others = ", ".join(f"{c.text!r}" for c in a.problems[1:6])
+        if others:
+            line(f"other problems: {others}", "  ")
+    else:
+        line("no problem found", "  ")
+    if a.population:
+        p = a.population[0]
+        line(f"population {p.text!r} ({', '.join(p.names) or 'no concept'}): {'; '.join(p.evidence)}", "  ")
+    else:
+        line("no population found", "  ")
+    if a.interventions:
+        items = ", ".join(f"{c.text!r} = {', '.join(c.names)} ({c.score:.2f})" for c in a.interventions[:6])
+        line(f"interventions (best first): {items}", "  ")
+    else:
+        line("no intervention found", "  ")
+    for o in ans.outcomes:
+        line(f"outcome sentence {o.sentence} [{o.probability:.3f}]: {o.text}", "  ")
+    e = x.ebm
+    groups = [
+        (f"S_PICO = {e.pico.total:.3f}", ("problem", "co-problem", "population", "intervention", "outcome")),
+        (f"S_SoE = {e.soe.total:.3f}", ("journal", "study", "grade", "date")),
+        (f"S_task ({e.task.task}) = {e.task.total:.3f}", ("task",)),
+    ]
+    for title, components in groups:
+        print(f"\n{title}", file=out)
+        items = [c for c in e.contributions if c.component in components]
+        for c in items:
+            at = f"  [{c.where}]" if c.where else ""
+            line(f"{c.points:+.3g}  {c.component}: {c.reason}{at}", "  ")
+        if not items:
+            line("(nothing)", "  ")
+    print(f"\n{e.formula()}", file=out)
+    t = x.term
+    matched = (
+        ", ".join(f"{m.term!r} (sentence {m.sentence}, {m.probability:.2f})" for m in t.matches) or "none"
+    )
+    print(file=out)
+    line(f"S_term = {t.score:.3f}: question terms {', '.join(t.terms) or '(none)'}; matched: {matched}")

@@ -1,0 +1,132 @@
+"""S_PICO on real citations of the bundled corpus: each rule of the paper's section 6.1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ebm.citation import AbstractSection, Citation
+from ebm.frame import frame_from_args
+from ebm.frame_concepts import frame_concepts
+from ebm.scoring.pico import (
+    CO_PROBLEM_ELSEWHERE,
+    CO_PROBLEM_TITLE,
+    PROBLEM_NO_OVERLAP,
+    PROBLEM_NOT_FOUND,
+    PROBLEM_PARTIAL,
+    PROBLEM_SAME,
+    content_words,
+    score_pico,
+)
+from extractors.annotate import Annotation, Annotator
+from tests import scoring_pool
+
+
+@pytest.fixture(scope="module")
+def annotator(concept_index: Path) -> Annotator:
+    return scoring_pool.annotator()
+
+
+@pytest.fixture(scope="module")
+def pool(annotator: Annotator) -> dict[str, Annotation]:
+    return {k: annotator.annotate(c) for k, c in scoring_pool.ischemia_pool().items()}
+
+
+def pico(annotator: Annotator, ann: Annotation, task: str = "therapy", **slots):
+    frame = frame_from_args(task, **slots)
+    return score_pico(frame_concepts(frame, annotator.matcher), ann)
+
+
+def test_problem_same_concept(annotator: Annotator, pool: dict[str, Annotation]) -> None:
+    rct = pool["rct"]
+    assert rct.primary_problem is not None and rct.primary_problem.names == ("Myocardial Ischemia",)
+    s = pico(annotator, rct, problem="myocardial ischemia")
+    assert s.problem == PROBLEM_SAME
+    (c,) = [c for c in s.contributions if c.component == "problem"]
+    assert "same concept" in c.reason and "D017202" in c.reason
+
+
+def test_problem_partial_string_match(annotator: Annotator, pool: dict[str, Annotation]) -> None:
+    case = pool["case_report"]
+    # The case report's primary problem is the broader concept Ischemia, not Myocardial Ischemia.
+    assert case.primary_problem is not None and case.primary_problem.names == ("Ischemia",)
+    s = pico(annotator, case, problem="myocardial ischemia")
+    assert s.problem == PROBLEM_PARTIAL
+    assert "'ischemia'" in next(c.reason for c in s.contributions if c.component == "problem")
+
+
+def test_problem_no_overlap(annotator: Annotator, pool: dict[str, Annotation]) -> None:
+    s = pico(annotator, pool["rct"], problem="asthma")
+    assert s.problem == PROBLEM_NO_OVERLAP
+
+
+def test_problem_not_found_in_abstract(annotator: Annotator) -> None:
+    cit = Citation(
+        pmid="1",
+        title="Annual budgets of twelve hospitals",
+        abstract=(AbstractSection("We compared the annual budgets of twelve hospitals over ten years."),),
+    )
+    ann = annotator.annotate(cit)
+    assert ann.problems == []
+    assert pico(annotator, ann, problem="asthma").problem == PROBLEM_NOT_FOUND
+    # No problem in the frame: nothing to match, nothing scored.
+    assert pico(annotator, ann, intervention="aspirin").problem == 0.0
+
+
+def test_co_problems_title_elsewhere_and_task(annotator: Annotator) -> None:
+    s = scoring_pool.store()
+    in_title = [c for c in s.fetch(list(s.search("cough[ti]").pmids)) if c.abstract]
+    elsewhere = s.fetch(list(s.search('(cough[tiab] NOT cough[ti]) AND "gastroesophageal reflux"[mh]').pmids))
+    assert in_title and elsewhere
+    a_title = annotator.annotate(in_title[0])
+    a_else = annotator.annotate(elsewhere[0])
+    slots = {"problem": "gastroesophageal reflux disease", "co_problems": ["cough"]}
+    assert pico(annotator, a_title, "differential diagnosis", **slots).co_problems == CO_PROBLEM_TITLE
+    assert pico(annotator, a_else, "etiology", **slots).co_problems == CO_PROBLEM_ELSEWHERE
+    # Therapy does not score co-occurring problems, and says so.
+    t = pico(annotator, a_title, "therapy", **slots)
+    assert t.co_problems == 0.0
+    assert any("not therapy" in c.reason for c in t.contributions if c.component == "co-problem")
+    # A co-problem the citation never mentions adds nothing.
+    none = pico(annotator, a_title, "differential diagnosis", problem="gout", co_problems=["hypomagnesemia"])
+    assert none.co_problems == 0.0
+
+
+def test_population_and_intervention_points(annotator: Annotator) -> None:
+    s = scoring_pool.store()
+    (cit,) = s.fetch(list(s.search("antipyretic[ti] AND ibuprofen[ti] AND acetaminophen[ti]").pmids))[:1]
+    ann = annotator.annotate(cit)
+    pop = ann.population[0]
+    assert "child" in pop.text.casefold()
+    got = pico(
+        annotator,
+        ann,
+        problem="fever",
+        population=["children"],
+        intervention=["ibuprofen"],
+        comparison=["acetaminophen"],
+    )
+    assert got.population == 1.0
+    assert got.intervention == 2.0  # the intervention and the comparison, one point each
+    reasons = [c.reason for c in got.contributions if c.component == "intervention"]
+    assert any("comparison Acetaminophen (D000082)" in r for r in reasons)
+    miss = pico(annotator, ann, problem="fever", population=["pregnant women"], intervention=["quinine"])
+    assert miss.population == 0.0 and miss.intervention == 0.0
+    assert {c.component for c in miss.contributions} >= {"population", "intervention"}
+
+
+def test_outcome_is_best_sentence_probability(annotator: Annotator, pool: dict[str, Annotation]) -> None:
+    for ann in pool.values():
+        body = [o for o in ann.outcomes if ann.document.sentences[o.sentence].position != "title"]
+        s = pico(annotator, ann, problem="myocardial ischemia")
+        assert s.outcome == pytest.approx(max(o.probability for o in body))
+        assert 0.0 <= s.outcome <= 1.0
+        assert s.total == pytest.approx(s.problem + s.co_problems + s.population + s.intervention + s.outcome)
+        assert s.total == pytest.approx(sum(c.points for c in s.contributions))
+
+
+def test_content_words_normalise_and_drop_generic_words() -> None:
+    assert content_words("Leg cramps") == {"leg", "cramp"}
+    assert content_words("acute febrile illness") == {"febrile"}
+    assert content_words("Myocardial ischaemia") == content_words("myocardial ischemia")
