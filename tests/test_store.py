@@ -222,6 +222,26 @@ def test_major_topic_and_qualifier_searches(store: MedlineStore, bundled: list[C
     assert all_hits(store, "drug therapy[sh]") == expected
 
 
+def test_heading_names_older_than_mesh_2024_match_as_recorded(
+    store: MedlineStore, bundled: list[Citation]
+) -> None:
+    old = sorted(
+        {
+            h.descriptor_name
+            for c in bundled
+            for h in c.mesh_headings or ()
+            if mesh().resolve(h.descriptor_name) is None
+        }
+    )
+    assert old  # e.g. PubMedQA's "Discrimination (Psychology)", renamed since
+    for name in old[:5]:
+        expected = matching(
+            bundled, lambda c, n=name: any(h.descriptor_name == n for h in c.mesh_headings or ())
+        )
+        hits = store.search_hits(f'"{name}"[mh]', limit=1000)
+        assert {h.pmid for h in hits.hits} == expected and "as recorded" in hits.translation
+
+
 def test_humans_publication_type_language_date_and_abstract_filters(
     store: MedlineStore, bundled: list[Citation]
 ) -> None:
