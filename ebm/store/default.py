@@ -62,18 +62,24 @@ def build_default_store(path: Path, *, quiet: bool = False, bundle: Path | None 
     from ebm.medline.bundled import bundled_corpus_path, iter_bundled
 
     source = bundle or bundled_corpus_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     say = (lambda msg: None) if quiet else (lambda msg: print(f"ebm: {msg}", file=sys.stderr, flush=True))
     say(f"no MEDLINE store at {path} yet: creating it from the bundled corpus ...")
     start = time.perf_counter()
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp.unlink(missing_ok=True)
         with MedlineStore(tmp, bulk=True) as store:
             report = store.ingest(iter_bundled(source), batch_size=BUILD_BATCH)
             store.optimize()
             store.set_meta("origin", f"bundled corpus {source.name} ({source.stat().st_size} bytes)")
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise DataError(
+            f"cannot create the default store at {path}: {exc} (set EBM_HOME to a writable directory, "
+            "or give --db FILE)"
+        ) from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

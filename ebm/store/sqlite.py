@@ -170,7 +170,10 @@ class MedlineStore:
         if not create and not self.path.is_file():
             raise DataError(f"no MEDLINE store at {self.path}")
         if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise DataError(f"cannot create the store's directory {self.path.parent}: {exc}") from exc
         self._lock = threading.RLock()
         self._vocab: dict[tuple[str, str, str], int] | None = None  # (kind, ui, name) -> vocab id
         try:
