@@ -1,4 +1,9 @@
-"""Weighted cue-phrase tables (``PHRASE<TAB>WEIGHT``), validated on load with file and line."""
+"""Weighted cue-phrase tables (``PHRASE<TAB>WEIGHT[<TAB>WHERE]``), validated on load with file and line.
+
+``WHERE`` says what a cue boosts: ``sentence`` (default) every mention in a sentence containing
+the phrase; ``before`` a mention that follows the phrase closely ("randomized to receive X");
+``after`` a mention closely followed by it ("X or placebo").
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ebm.errors import InputError
+from ebm.rules.table import choice, load, number, text
+
+PLACES = ("sentence", "before", "after")
+CUE_COLUMNS = (
+    text("phrase", help="the cue phrase; '*' matches any one word"),
+    number("weight", minimum=0.01, help="the factor applied to the scores it boosts"),
+    choice("where", PLACES, required=False, default="sentence", help="sentence, before or after"),
+)
+# Words allowed between a ``before`` cue and the mention ("randomized to receive either oral X").
+GAP_WORDS = 3
 
 
 @dataclass(frozen=True)
@@ -15,34 +30,49 @@ class WeightedCue:
     weight: float
     pattern: re.Pattern[str]
     line: int
+    where: str = "sentence"
+    inline: re.Pattern[str] | None = None  # the phrase anywhere, whatever ``where`` says
+
+    def find(self, text: str) -> list[re.Match[str]]:
+        return list((self.inline or self.pattern).finditer(text))
 
 
-def _pattern(phrase: str) -> re.Pattern[str]:
-    words = [r"\w+" if w == "*" else re.escape(w) for w in phrase.split()]
-    return re.compile(r"\b" + r"\s+".join(words) + r"\b", re.IGNORECASE)
+def _words(phrase: str) -> str:
+    return r"\s+".join(r"[\w-]+" if w == "*" else re.escape(w) for w in phrase.split())
+
+
+def _pattern(phrase: str, where: str) -> re.Pattern[str]:
+    body = _words(phrase)
+    if where == "inline":
+        return re.compile(rf"(?<![\w-]){body}(?![\w-])", re.IGNORECASE)
+    if where == "before":  # the phrase, then at most GAP_WORDS words, at the end of the text
+        return re.compile(rf"(?:^|\W){body}(?:\s+[\w-]+){{0,{GAP_WORDS}}}\s*$", re.IGNORECASE)
+    if where == "after":  # the phrase at the start of the text
+        return re.compile(rf"^[\s,]*{body}\b", re.IGNORECASE)
+    return _pattern(phrase, "inline")
 
 
 def load_weighted_cues(path: Path) -> list[WeightedCue]:
-    if not path.exists():
-        raise InputError(f"cue table not found: {path}")
+    """The cues of a table; ``InputError`` naming file and line for a bad row."""
+    table = load(path, CUE_COLUMNS)
     cues: list[WeightedCue] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        cells = [c.strip() for c in line.split("#", 1)[0].split("\t")]
-        if len(cells) < 2 or not cells[0]:
-            raise InputError(f"{path}:{n}: expected PHRASE<TAB>WEIGHT, got {line!r}")
-        try:
-            weight = float(cells[1])
-        except ValueError:
-            raise InputError(f"{path}:{n}: weight {cells[1]!r} is not a number") from None
-        if weight <= 0:
-            raise InputError(f"{path}:{n}: weight must be positive, got {weight}")
-        cues.append(WeightedCue(cells[0], weight, _pattern(cells[0]), n))
+    for row in table:
+        phrase = row["phrase"]
+        if not re.search(r"\w", phrase):
+            raise InputError(f"{path}:{row.line}: cue phrase {phrase!r} has no word in it")
+        where = row["where"]
+        cues.append(
+            WeightedCue(
+                phrase, row["weight"], _pattern(phrase, where), row.line, where, _pattern(phrase, "inline")
+            )
+        )
     return cues
 
 
 def best_cue(cues: list[WeightedCue], text: str) -> WeightedCue | None:
-    """The strongest cue found in ``text``."""
-    found = [c for c in cues if c.pattern.search(text)]
-    return max(found, key=lambda c: c.weight) if found else None
+    """The strongest cue found in ``text`` (searched with each cue's own anchoring)."""
+    best: WeightedCue | None = None
+    for c in cues:
+        if (best is None or c.weight > best.weight) and c.pattern.search(text):
+            best = c
+    return best

@@ -1,47 +1,51 @@
 """Intervention (and comparison) extractor (Demner-Fushman & Lin 2007, section 5.5).
 
-Interventions are concepts of the semantic groups that can treat, prevent or diagnose:
-drugs and chemicals, therapeutic and diagnostic procedures, health care activities and
-devices. Interventions and comparisons share these groups, so all interventions under study
-are returned, best first. A mention weighs more in the title, the aims and methods, and in a
-sentence with a cue phrase ("randomized to receive", "this study examines",
-``rules/intervention_cues.tsv``); drugs (descriptors with a pharmacological action) and
-therapeutic procedures weigh more than other chemicals (often measured outcomes such as
-glucose) and investigative techniques.
+Interventions are concepts of the kinds that can treat, prevent or diagnose: drugs, therapeutic
+and diagnostic procedures, health care activities, devices, psychotherapy, education, exercise.
+Interventions and comparisons share these kinds, so all interventions under study are returned,
+best first. Each mention scores
+
+    kind x position x cue
+
+- kind: how much the concept looks like an intervention, from its MeSH trees
+  (``rules/intervention_kinds.tsv``): drugs and therapeutic procedures weigh most; chemicals that
+  are usually measured (glucose, hormones, enzymes), vital signs, study methods and facilities
+  weigh little or nothing; category roots ("treatment", "therapy") are too generic to name one;
+- position: title, aims and methods weigh more; results less (``position_weight``);
+- cue: the strongest cue phrase of ``rules/intervention_cues.tsv`` that applies, either to the
+  whole sentence ("we compared", "were randomized") or to the mention itself ("randomized to
+  receive X", "efficacy of X", "X or placebo").
+
+Interventions the concept index does not know are found through ``rules/intervention_terms.tsv``:
+words with a drug-name stem ("imidafenacin", "olmesartan"), comparison words ("placebo"), and
+phrases right after a cue ("effects of a psycho-educational intervention on ...") or right
+before one ("remaxol vs placebo"), weighted by their head noun.
+
+A candidate's score is the sum over its mentions; its span is its best mention.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 from ebm.concepts.annotate import Concept
+from ebm.errors import InputError
 from ebm.mesh import MeshVocabulary, mesh
 from ebm.paths import rules_dir
+from ebm.rules.table import choice, load, number, text
 from ebm.text.document import Document, Sentence
 from extractors.candidate import Candidate
 from extractors.cues import WeightedCue, best_cue, load_weighted_cues
 
+# Concepts without MeSH trees (UMLS CUIs) are interventions by semantic group.
 INTERVENTION_GROUPS = ("CHEM", "PROC", "DEVI")
-
-# Kind weights by MeSH tree prefix: what kind of intervention a concept is.
-_KIND_WEIGHTS: tuple[tuple[str, float, str], ...] = (
-    ("E05", 0.0, "investigative technique (study method, not an intervention)"),
-    ("E02", 1.0, "therapeutic procedure"),
-    ("E03", 1.0, "anesthesia and analgesia"),
-    ("E04", 1.0, "surgical procedure"),
-    ("E06", 0.9, "dental procedure"),
-    ("E01", 0.8, "diagnostic procedure"),
-    ("E07", 0.8, "device"),
-    ("D27", 1.0, "drug class"),
-    ("D26", 1.0, "pharmaceutical preparation"),
-    ("D20", 1.0, "complex mixture (vaccines, extracts)"),
-    ("N02", 0.8, "health care activity"),
-)
-OTHER_CHEMICAL = 0.5
-OTHER_PROCEDURE = 0.6
-GENERIC = 0.1
+GENERIC = 0.1  # a category root ("Therapeutics" for "treatment"): names no intervention
+LOCAL_WINDOW = 8  # tokens before a mention searched for a "before" cue
+AFTER_CHARS = 30  # characters after a mention searched for an "after" cue
 
 _SECTION_WEIGHT = [
     (re.compile(r"OBJECTIVE|AIM|PURPOSE|INTERVENTION|TREATMENT", re.I), 1.5),
@@ -51,32 +55,289 @@ _SECTION_WEIGHT = [
     (re.compile(r"CONCLUSION|INTERPRETATION|DISCUSSION", re.I), 0.8),
 ]
 
+KIND_COLUMNS = (
+    text("term", help="a MeSH tree number, a descriptor UI, or PA"),
+    number("weight", minimum=0, maximum=2, help="0 to 2"),
+)
+_TREE = re.compile(r"^[A-Z](\d{2}(\.\d{3})*)?$")
+_UI = re.compile(r"^D\d{6}(\d{3})?$")
+
+
+@dataclass
+class InterventionKinds:
+    """Kind weights by tree prefix and by descriptor (``rules/intervention_kinds.tsv``)."""
+
+    trees: dict[str, tuple[float, str]]  # tree prefix -> (weight, why)
+    descriptors: dict[str, tuple[float, str]]  # descriptor UI -> (weight, why)
+    drug: tuple[float, str] | None  # the PA row
+    _memo: dict[str, tuple[float, str]] = field(default_factory=dict, repr=False)
+
+    def weight(self, cui: str, vocabulary: MeshVocabulary) -> tuple[float, str] | None:
+        """(weight, why) of a MeSH descriptor; None when it is not MeSH (a UMLS CUI)."""
+        if cui in self._memo:
+            return self._memo[cui]
+        d = vocabulary.get(cui)
+        if d is None:
+            return None
+        found: tuple[float, str]
+        if cui in self.descriptors:
+            found = self.descriptors[cui]
+        elif d.tree_numbers and all("." not in t for t in d.tree_numbers):
+            found = (GENERIC, "category root (too generic)")
+        else:
+            found = (0.0, "not an intervention kind")
+            for t in d.tree_numbers:
+                parts = t.split(".")
+                for k in range(len(parts), -1, -1):
+                    prefix = ".".join(parts[:k]) if k else t[0]
+                    if prefix in self.trees:
+                        if self.trees[prefix][0] > found[0]:
+                            found = self.trees[prefix]
+                        break
+            if self.drug and cui in vocabulary.pharm_actions and self.drug[0] > found[0]:
+                found = self.drug
+        self._memo[cui] = found
+        return found
+
+
+def load_intervention_kinds(path: Path, vocabulary: MeshVocabulary | None = None) -> InterventionKinds:
+    """Read a kinds table; ``InputError`` with file and line for a malformed row or unknown term."""
+    voc = vocabulary or mesh()
+    table = load(path, KIND_COLUMNS)
+    trees: dict[str, tuple[float, str]] = {}
+    descriptors: dict[str, tuple[float, str]] = {}
+    drug: tuple[float, str] | None = None
+    for row in table:
+        term, w = row["term"], row["weight"]
+        why = (row.comment or "").strip() or term
+        where = f"{path}:{row.line}"
+        if term == "PA":
+            drug = (w, why)
+        elif _UI.match(term):
+            if term not in voc:
+                raise InputError(f"{where}: {term} is not a MeSH 2024 descriptor UI")
+            descriptors[term] = (w, why)
+        elif _TREE.match(term):
+            if len(term) > 1 and not voc.tree_descendants(term):
+                raise InputError(f"{where}: no MeSH 2024 descriptor has tree number {term}")
+            trees[term] = (w, why)
+        else:
+            raise InputError(f"{where}: {term!r} is neither a tree number (E02.319), a descriptor UI nor PA")
+    return InterventionKinds(trees, descriptors, drug)
+
+
+@cache
+def default_kinds() -> InterventionKinds:
+    return load_intervention_kinds(rules_dir() / "intervention_kinds.tsv")
+
 
 @cache
 def intervention_cues(path: Path | None = None) -> list[WeightedCue]:
     return load_weighted_cues(path or rules_dir() / "intervention_cues.tsv")
 
 
-def kind_weight(cui: str, vocabulary: MeshVocabulary) -> tuple[float, str]:
-    """How much a concept looks like an intervention, from its tree numbers."""
-    d = vocabulary.get(cui)
-    if d is None:  # a UMLS CUI: no MeSH trees to go by
-        return 1.0, "intervention group"
-    if d.tree_numbers and all("." not in t for t in d.tree_numbers):
-        # A category root ("Therapeutics" for "therapy", "Diagnosis"): names no intervention.
-        return GENERIC, "category root (too generic)"
-    best: tuple[float, str] | None = None
-    for t in d.tree_numbers:
-        for prefix, w, why in _KIND_WEIGHTS:
-            if t.startswith(prefix) and (best is None or w > best[0]):
-                best = (w, why)
-    if cui in vocabulary.pharm_actions and (best is None or best[0] < 1.0):
-        best = (1.0, "drug (has a pharmacological action)")
-    if best is not None:
-        return best
-    if any(t.startswith("D") for t in d.tree_numbers):
-        return OTHER_CHEMICAL, "chemical without a pharmacological action"
-    return OTHER_PROCEDURE, "other procedure"
+TERM_KINDS = ("stem", "word", "head")
+TERM_COLUMNS = (
+    choice("kind", TERM_KINDS, help="stem, word or head"),
+    text("term", help="a drug-name ending, a word or phrase, or a head noun"),
+    number("weight", minimum=0, maximum=2, help="0 to 2"),
+)
+REPEAT = 0.5
+PHRASE_WEIGHT = 0.5  # a phrase after a cue whose head is no known intervention noun
+MIN_STEM_WORD = 6  # letters in a word before its ending counts as a drug stem
+MAX_PHRASE = 6  # tokens
+# Words skipped at the start of a phrase after a cue ("randomized to receive either a ...").
+_PHRASE_SKIP = frozenset("a an the either both receive received receiving be being one two".split())
+# Words that alone make no phrase.
+_FUNCTION_WORDS = frozenset(
+    "the both since other others type types same this these those such another their its".split()
+)
+# Words that end a phrase after a cue (or start one before a cue).
+_PHRASE_STOP = frozenset(
+    """in on for among with to versus vs compared or and at during after before was were is are has
+    have had by from as than who which that of plus alone may can could will would should did does
+    be been being not no all each per every""".split()
+)
+
+
+@dataclass(frozen=True)
+class InterventionTerms:
+    """The ``rules/intervention_terms.tsv`` rows, ready for matching."""
+
+    stems: tuple[tuple[str, float], ...]  # longest first
+    words: dict[tuple[str, ...], float]  # lower-cased token sequence -> weight
+    heads: dict[str, float]
+
+    def stem(self, word: str) -> tuple[float, str] | None:
+        w = word.casefold()
+        if len(w) < MIN_STEM_WORD or not w.isalpha():
+            return None
+        for stem, weight in self.stems:
+            if w.endswith(stem) and len(w) - len(stem) >= 3:
+                return weight, f"drug name (stem -{stem})"
+        return None
+
+
+def load_intervention_terms(path: Path) -> InterventionTerms:
+    """Read a terms table; ``InputError`` with file and line for a malformed row."""
+    table = load(path, TERM_COLUMNS)
+    stems: list[tuple[str, float]] = []
+    words: dict[tuple[str, ...], float] = {}
+    heads: dict[str, float] = {}
+    for row in table:
+        term = row["term"].casefold()
+        if not re.fullmatch(r"[\w-]+( [\w-]+)*", term):
+            raise InputError(
+                f"{path}:{row.line}: term {row['term']!r}: letters, digits, hyphens and spaces only"
+            )
+        if row["kind"] == "stem":
+            if " " in term:
+                raise InputError(f"{path}:{row.line}: a stem is one word ending, got {row['term']!r}")
+            stems.append((term, row["weight"]))
+        elif row["kind"] == "word":
+            words[tuple(term.split())] = row["weight"]
+        else:
+            heads[term] = row["weight"]
+    stems.sort(key=lambda x: -len(x[0]))
+    return InterventionTerms(tuple(stems), words, heads)
+
+
+@cache
+def default_terms() -> InterventionTerms:
+    return load_intervention_terms(rules_dir() / "intervention_terms.tsv")
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One scored occurrence: a concept, or a term the concept index does not know."""
+
+    key: str  # concept ID, or the lower-cased term
+    start: int
+    end: int
+    sentence: int
+    token_start: int
+    token_end: int
+    kind: float
+    kind_why: str
+    concept: Concept | None = None
+
+
+def _concept_mentions(
+    concepts: list[Concept], voc: MeshVocabulary, kinds: InterventionKinds
+) -> list[Mention]:
+    out: list[Mention] = []
+    for c in concepts:
+        # Negation is ignored on purpose: "with or without streptokinase" names an intervention.
+        if len(c.text) < 3 and c.long_form is None:
+            continue  # "K", "EA": one- and two-letter matches are too often something else
+        kind = kinds.weight(c.cui, voc)
+        if kind is None:
+            if not any(g in c.groups for g in INTERVENTION_GROUPS):
+                continue
+            kind = (1.0, "intervention group")
+        if kind[0] > 0:
+            out.append(
+                Mention(c.cui, c.start, c.end, c.sentence, c.token_start, c.token_end, kind[0], kind[1], c)
+            )
+    return out
+
+
+def _term_mentions(doc: Document, terms: InterventionTerms, covered: set[int]) -> list[Mention]:
+    """Drug-stem words and listed words outside concept mentions."""
+    out: list[Mention] = []
+    toks = doc.tokens
+    longest = max((len(w) for w in terms.words), default=0)
+    i = 0
+    while i < len(toks):
+        if i in covered:
+            i += 1
+            continue
+        hit: Mention | None = None
+        for n in range(min(longest, len(toks) - i), 0, -1):
+            key = tuple(t.text.casefold() for t in toks[i : i + n])
+            if key in terms.words and toks[i + n - 1].sentence == toks[i].sentence:
+                t0, t1 = toks[i], toks[i + n - 1]
+                hit = Mention(
+                    " ".join(key), t0.start, t1.end, t0.sentence, i, i + n, terms.words[key], "listed term"
+                )
+                break
+        if hit is None:
+            stem = terms.stem(toks[i].text)
+            if stem:
+                t = toks[i]
+                hit = Mention(t.text.casefold(), t.start, t.end, t.sentence, i, i + 1, stem[0], stem[1])
+        if hit:
+            out.append(hit)
+            i = hit.token_end
+        else:
+            i += 1
+    return out
+
+
+def _phrase_mentions(
+    doc: Document,
+    cues: list[WeightedCue],
+    terms: InterventionTerms,
+    covered: set[int],
+) -> list[Mention]:
+    """Phrases right after a ``before`` cue or right before an ``after`` cue that no concept covers."""
+    toks = doc.tokens
+    starts = [t.start for t in toks]
+    out: list[Mention] = []
+    seen: set[tuple[int, int]] = set()
+    for s in doc.sentences:
+        for cue in cues:
+            for m in cue.find(s.text):
+                if cue.where == "before":
+                    i = bisect.bisect_left(starts, s.start + m.end(), s.token_start, s.token_end)
+                    skipped = 0
+                    while i < s.token_end and toks[i].text.casefold() in _PHRASE_SKIP and skipped < 3:
+                        i += 1
+                        skipped += 1
+                    j = i
+                    while j < s.token_end and j - i < MAX_PHRASE and _phrase_word(toks[j].text):
+                        j += 1
+                else:
+                    j = bisect.bisect_left(starts, s.start + m.start(), s.token_start, s.token_end)
+                    i = j
+                    while i > s.token_start and j - i < MAX_PHRASE and _phrase_word(toks[i - 1].text):
+                        i -= 1
+                while i < j and toks[i].text.casefold() in _PHRASE_SKIP:
+                    i += 1  # "the postconditioning group": the phrase starts after the article
+                if j <= i or (i, j) in seen or any(k in covered for k in range(i, j)):
+                    continue
+                seen.add((i, j))
+                words = [t.text for t in toks[i:j]]
+                if not any(len(w) >= 3 and w.casefold() not in _FUNCTION_WORDS for w in words):
+                    continue
+                stem = next((x for w in words if (x := terms.stem(w))), None)
+                if stem:
+                    kind = stem
+                    key = next(w for w in words if terms.stem(w)).casefold()
+                elif words[-1].casefold() in terms.heads:
+                    kind = (terms.heads[words[-1].casefold()], f"phrase after a cue, head {words[-1]!r}")
+                    key = " ".join(words).casefold()
+                else:
+                    kind = (PHRASE_WEIGHT, "phrase after a cue")
+                    key = " ".join(words).casefold()
+                if all(w.casefold() in terms.heads for w in words):
+                    continue  # "treatment", "the intervention": names nothing in particular
+                a, b = toks[i].start, toks[j - 1].end
+                out.append(Mention(key, a, b, s.index, i, j, kind[0], kind[1]))
+    return out
+
+
+def _phrase_word(token: str) -> bool:
+    t = token.casefold()
+    return t not in _PHRASE_STOP and t not in _participants() and any(ch.isalpha() for ch in t)
+
+
+@cache
+def _participants() -> frozenset[str]:
+    """Participant nouns end a phrase: "X in patients with ..." names no intervention after X."""
+    from extractors.population import load_population_words
+
+    return load_population_words().participants
 
 
 def position_weight(sentence: Sentence) -> tuple[float, str]:
@@ -95,49 +356,83 @@ def position_weight(sentence: Sentence) -> tuple[float, str]:
     return 1.0, "body"
 
 
+def _mention_cue(
+    doc: Document, c: Mention, before: list[WeightedCue], after: list[WeightedCue]
+) -> WeightedCue | None:
+    s = doc.sentences[c.sentence]
+    left = doc.tokens[max(s.token_start, c.token_start - LOCAL_WINDOW)].start
+    cue_b = best_cue(before, doc.text[left : c.start])
+    cue_a = best_cue(after, doc.text[c.end : min(s.end, c.end + AFTER_CHARS)])
+    if cue_a and (cue_b is None or cue_a.weight > cue_b.weight):
+        return cue_a
+    return cue_b
+
+
 def extract_interventions(
     doc: Document,
     concepts: list[Concept],
     vocabulary: MeshVocabulary | None = None,
     cues: list[WeightedCue] | None = None,
+    kinds: InterventionKinds | None = None,
+    terms: InterventionTerms | None = None,
 ) -> list[Candidate]:
     """All interventions under study, best first; each candidate's span is its best mention."""
     voc = vocabulary or mesh()
     cues = intervention_cues() if cues is None else cues
-    sentence_cue = {s.index: best_cue(cues, s.text) for s in doc.sentences}
+    kinds = kinds or default_kinds()
+    terms = terms or default_terms()
+    whole = [c for c in cues if c.where == "sentence"]
+    before = [c for c in cues if c.where == "before"]
+    after = [c for c in cues if c.where == "after"]
+    mentions = _concept_mentions(concepts, voc, kinds)
+    # Tokens of any concept the index knows: a term or phrase there is that concept's business.
+    covered = {k for c in concepts for k in range(c.token_start, c.token_end)}
+    strong = {k for m in mentions if m.kind >= PHRASE_WEIGHT for k in range(m.token_start, m.token_end)}
+    mentions += _term_mentions(doc, terms, covered)
+    mentions += _phrase_mentions(
+        doc,
+        before + after,
+        terms,
+        strong | {k for m in mentions if m.concept is None for k in range(m.token_start, m.token_end)},
+    )
+    sentence_cue: dict[int, WeightedCue | None] = {}
     totals: dict[str, float] = {}
-    best: dict[str, tuple[float, Concept]] = {}
+    best: dict[str, tuple[float, Mention]] = {}
     reasons: dict[str, list[str]] = {}
-    for c in concepts:
-        # Negation is ignored on purpose: "with or without streptokinase" names an intervention.
-        if not any(g in c.groups for g in INTERVENTION_GROUPS):
-            continue
-        kw, kind = kind_weight(c.cui, voc)
-        if kw <= 0:
-            continue
-        s = doc.sentences[c.sentence]
+    for m in mentions:
+        s = doc.sentences[m.sentence]
         pw, where = position_weight(s)
-        cue = sentence_cue.get(c.sentence)
+        if m.sentence not in sentence_cue:
+            sentence_cue[m.sentence] = best_cue(whole, s.text)
+        cue = sentence_cue[m.sentence]
+        local = _mention_cue(doc, m, before, after)
+        if local and (cue is None or local.weight > cue.weight):
+            cue = local
         cw = cue.weight if cue else 1.0
-        w = kw * pw * cw
-        totals[c.cui] = totals.get(c.cui, 0.0) + w
-        if c.cui not in best or w > best[c.cui][0]:
-            best[c.cui] = (w, c)
-        why = f"{c.text!r} in {where} x{pw:g}, {kind} x{kw:g}"
+        w = m.kind * pw * cw
+        totals[m.key] = totals.get(m.key, 0.0) + w
+        if m.key not in best or w > best[m.key][0]:
+            best[m.key] = (w, m)
+        why = f"{doc.text[m.start : m.end]!r} in {where} x{pw:g}, {m.kind_why} x{m.kind:g}"
         if cue:
-            why += f", cue {cue.phrase!r} x{cw:g}"
-        reasons.setdefault(c.cui, []).append(why)
-    ranked = sorted(totals, key=lambda cui: (-totals[cui], best[cui][1].start))
-    return [
-        Candidate(
-            text=best[cui][1].text,
-            start=best[cui][1].start,
-            end=best[cui][1].end,
-            score=totals[cui],
-            sentence=best[cui][1].sentence,
-            concepts=(cui,),
-            names=(best[cui][1].name,),
-            evidence=tuple(reasons[cui]),
+            why += f", cue {cue.phrase!r} ({cue.where}) x{cw:g}"
+        reasons.setdefault(m.key, []).append(why)
+    # The best mention counts in full, repetitions less: a concept named often is not always the one tested.
+    totals = {k: best[k][0] + REPEAT * (v - best[k][0]) for k, v in totals.items()}
+    ranked = sorted(totals, key=lambda k: (-totals[k], best[k][1].start))
+    out: list[Candidate] = []
+    for key in ranked:
+        m = best[key][1]
+        out.append(
+            Candidate(
+                text=doc.text[m.start : m.end],
+                start=m.start,
+                end=m.end,
+                score=totals[key],
+                sentence=m.sentence,
+                concepts=(m.concept.cui,) if m.concept else (),
+                names=(m.concept.name,) if m.concept else (),
+                evidence=tuple(reasons[key]),
+            )
         )
-        for cui in ranked
-    ]
+    return out

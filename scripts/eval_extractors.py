@@ -1,0 +1,412 @@
+"""Intrinsic evaluation of the population, intervention and problem extractors (issue 4).
+
+    python scripts/eval_extractors.py                 # everything (about a minute on one core)
+    python scripts/eval_extractors.py --only population --sets pico-train
+    python scripts/eval_extractors.py --json results.json
+
+Population and intervention, on gold spans from ``../shared/data/pico``:
+
+- ``ebmnlp-A`` / ``ebmnlp-B``: the 500 EBM-NLP dev abstracts (P and I token tags), split into a
+  fixed half A (even document index: used for development) and half B (odd: held out). EBM-NLP
+  has no PMIDs and no titles: each is processed as one unstructured abstract.
+- ``pico-train`` / ``pico-dev``: PICO-data (Nguyen et al. 2017) participant spans, HMMCrowd
+  aggregation, on the bundled citation of each PMID (title and labelled sections); the
+  development split for tuning is ``pico-train``, ``pico-dev`` is reported, never tuned on.
+
+Measures for the top candidate: (a) the paper's, correct when it lies in a sentence that
+contains a gold token of the element, against the baseline "first three sentences of the
+abstract" (correct when any of them contains one); (b) span overlap, correct when at least half
+of its tokens are gold tokens, against the reference phrase "first five words of the text".
+Documents without a gold span of the element are left out (the paper's test abstracts all had
+one); their number is reported.
+
+Problem: the primary problem against the MeSH major-topic disorders (descriptor in tree C or
+F03, major as descriptor or through a starred qualifier) of the bundled citations whose major
+flags are known (MEDLINE XML and PICO-data records; PubMedQA's are not), for the title only,
+title + first two sentences and the whole abstract; split by PMID parity (even = development,
+odd = held out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import tarfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ebm.citation import AbstractSection, Citation  # noqa: E402
+from ebm.concepts.annotate import Concept, annotate  # noqa: E402
+from ebm.concepts.matcher import default_matcher  # noqa: E402
+from ebm.medline import iter_bundled  # noqa: E402
+from ebm.mesh import mesh  # noqa: E402
+from ebm.text.document import Document  # noqa: E402
+from ebm.text.pipeline import SEPARATOR, default_pipeline  # noqa: E402
+from extractors.candidate import Candidate  # noqa: E402
+from extractors.intervention import extract_interventions  # noqa: E402
+from extractors.population import extract_population  # noqa: E402
+from extractors.problem import extract_problems  # noqa: E402
+
+PICO_TAR = "pico/pico-data-nguyen2017/pico-data-docs-and-annotations.tar.gz"
+EBMNLP = "pico/ebm-nlp/dev.txt.gz"
+AGGREGATION = "HMMCrowd"
+SETS = ("ebmnlp-A", "ebmnlp-B", "pico-train", "pico-dev")
+SCOPES = ("title", "title+2", "all")
+REFERENCE_WORDS = 5  # length of the first-words reference phrase
+
+
+@dataclass
+class GoldDoc:
+    key: str  # PMID, or "ebmnlp:N"
+    citation: Citation
+    text: str  # the text the gold offsets refer to
+    spans: dict[str, list[tuple[int, int]]]  # element ("P", "I") -> character spans in ``text``
+
+
+@dataclass
+class Prepared:
+    gold: GoldDoc
+    doc: Document
+    concepts: list[Concept]
+    token_gold: dict[str, list[bool]]  # element -> per Document token
+
+
+# --- gold data --------------------------------------------------------------------------------
+
+
+def ebmnlp_docs(shared: Path) -> list[GoldDoc]:
+    """EBM-NLP dev: ``token POS tag`` lines, a blank line between sentences, ``-DOCSTART-``."""
+    docs: list[list[list[tuple[str, str]]]] = []
+    with gzip.open(shared / EBMNLP, "rt", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("-DOCSTART-"):
+                docs.append([[]])
+            elif not line.strip():
+                if docs and docs[-1][-1]:
+                    docs[-1].append([])
+            else:
+                token, _pos, tag = line.rsplit(" ", 2)
+                docs[-1][-1].append((token, tag))
+    out: list[GoldDoc] = []
+    for n, sentences in enumerate(docs):
+        text, spans = _detokenize([s for s in sentences if s])
+        cit = Citation(pmid=f"ebmnlp{n}", abstract=(AbstractSection(text),), source="ebm-nlp")
+        out.append(GoldDoc(f"ebmnlp:{n}", cit, text, spans))
+    return out
+
+
+_NO_SPACE_BEFORE = {".", ",", ";", ":", ")", "]", "%", "?", "!"}
+
+
+def _detokenize(sentences: list[list[tuple[str, str]]]) -> tuple[str, dict[str, list[tuple[int, int]]]]:
+    """Text with ordinary spacing and the character span of every tagged token."""
+    parts: list[str] = []
+    pos = 0
+    spans: dict[str, list[tuple[int, int]]] = {"P": [], "I": [], "O": []}
+    for sentence in sentences:
+        for i, (token, tag) in enumerate(sentence):
+            glue = (not parts) or (i > 0 and (token in _NO_SPACE_BEFORE or sentence[i - 1][0] in {"(", "["}))
+            if not glue:
+                parts.append(" ")
+                pos += 1
+            if tag in spans:
+                spans[tag].append((pos, pos + len(token)))
+            parts.append(token)
+            pos += len(token)
+    return "".join(parts), spans
+
+
+def pico_docs(shared: Path, split: str, bundled: dict[str, Citation]) -> list[GoldDoc]:
+    """PICO-data participant spans (``AGGREGATION``) of one split, on the bundled citations."""
+    want = f"annotations/{split}/PICO-annos-crowdsourcing-agg.json"
+    spans: dict[str, list[tuple[int, int]]] = {}
+    texts: dict[str, str] = {}
+    with tarfile.open(shared / PICO_TAR, "r:gz") as tar:
+        member = tar.extractfile(want)
+        if member is None:
+            raise SystemExit(f"{want} not found in {shared / PICO_TAR}")
+        for line in member.read().decode("utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                spans[row["docid"]] = [tuple(s) for s in row["Participants"][AGGREGATION]]
+        for m in tar:
+            if m.name.startswith("docs/") and m.name.count("/") == 1 and Path(m.name).stem in spans:
+                data = tar.extractfile(m)
+                assert data is not None
+                texts[Path(m.name).stem] = data.read().decode("utf-8")
+    out: list[GoldDoc] = []
+    for pmid in sorted(spans, key=int):
+        if pmid in texts and pmid in bundled and bundled[pmid].abstract:
+            out.append(GoldDoc(pmid, bundled[pmid], texts[pmid], {"P": spans[pmid]}))
+    return out
+
+
+# --- alignment of gold offsets to Document tokens ------------------------------------------------
+
+
+def align(doc: Document, text: str) -> list[int] | None:
+    """For each character of ``doc.text``, its offset in ``text`` (-1 for spaces and separators).
+
+    The document is the title and the sections joined by ``SEPARATOR``; each piece is found in
+    the gold text ignoring whitespace (the corpus builder collapses spaces and drops section
+    labels). None when a piece cannot be found.
+    """
+    nonspace = [i for i, ch in enumerate(text) if not ch.isspace()]
+    squeezed = "".join(text[i] for i in nonspace)
+    out = [-1] * len(doc.text)
+    cursor = 0
+    offset = 0
+    for piece in doc.text.split(SEPARATOR):
+        chars = [i for i, ch in enumerate(piece) if not ch.isspace()]
+        needle = "".join(piece[i] for i in chars)
+        if needle:
+            at = squeezed.find(needle, cursor)
+            if at < 0:
+                return None
+            for k, i in enumerate(chars):
+                out[offset + i] = nonspace[at + k]
+            cursor = at + len(needle)
+        offset += len(piece) + len(SEPARATOR)
+    return out
+
+
+def prepare(golds: Iterable[GoldDoc], log: Callable[[str], None]) -> list[Prepared]:
+    pipeline, matcher = default_pipeline(), default_matcher()
+    out: list[Prepared] = []
+    skipped = 0
+    for g in golds:
+        doc = pipeline.process(g.citation)
+        mapping = align(doc, g.text)
+        if mapping is None:
+            skipped += 1
+            continue
+        token_gold: dict[str, list[bool]] = {}
+        for element, spans in g.spans.items():
+            mask = [False] * (len(g.text) + 1)
+            for a, b in spans:
+                for i in range(max(a, 0), min(b, len(g.text))):
+                    mask[i] = True
+            token_gold[element] = [
+                any(mapping[i] >= 0 and mask[mapping[i]] for i in range(t.start, t.end)) for t in doc.tokens
+            ]
+        out.append(Prepared(g, doc, annotate(doc, matcher), token_gold))
+    if skipped:
+        log(f"  {skipped} document(s) skipped: text not aligned with the gold text")
+    return out
+
+
+# --- measures -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    n: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def add(self, outcome: str) -> None:
+        self.n += 1
+        self.counts[outcome] += 1
+
+    def pct(self, outcome: str) -> float:
+        return 100.0 * self.counts[outcome] / self.n if self.n else 0.0
+
+    def row(self) -> dict[str, Any]:
+        return {"n": self.n, **{k: round(self.pct(k), 1) for k in ("correct", "unknown", "wrong")}}
+
+
+def tokens_in(doc: Document, start: int, end: int) -> range:
+    idx = [i for i, t in enumerate(doc.tokens) if t.start < end and t.end > start]
+    return range(idx[0], idx[-1] + 1) if idx else range(0)
+
+
+def sentence_has_gold(doc: Document, sentence: int, gold: list[bool]) -> bool:
+    s = doc.sentences[sentence]
+    return any(gold[s.token_start : s.token_end])
+
+
+def overlap_ok(tokens: range, gold: list[bool]) -> bool:
+    return len(tokens) > 0 and 2 * sum(gold[i] for i in tokens) >= len(tokens)
+
+
+def eval_phrases(
+    prepared: list[Prepared], element: str, extract: Callable[[Prepared], list[Candidate]]
+) -> dict[str, Any]:
+    """Measures (a) and (b) with their baselines for the top candidate of ``extract``."""
+    a, a_base, b, b_ref = Tally(), Tally(), Tally(), Tally()
+    examples: list[dict[str, Any]] = []
+    skipped = 0
+    for p in prepared:
+        gold = p.token_gold[element]
+        doc = p.doc
+        if not any(gold):  # as in the paper: only abstracts with an annotated element count
+            skipped += 1
+            continue
+        abstract = [s for s in doc.sentences if s.position != "title"]
+        a_base.add("correct" if any(sentence_has_gold(doc, s.index, gold) for s in abstract[:3]) else "wrong")
+        found = extract(p)
+        if not found:
+            a.add("unknown")
+            b.add("unknown")
+        else:
+            top = found[0]
+            toks = tokens_in(doc, top.start, top.end)
+            a.add("correct" if sentence_has_gold(doc, top.sentence, gold) else "wrong")
+            ok = overlap_ok(toks, gold)
+            b.add("correct" if ok else "wrong")
+            if len(examples) < 400:
+                examples.append({"doc": p.gold.key, "top": top.text, "overlap": ok})
+        words = [i for i, t in enumerate(doc.tokens) if any(ch.isalnum() for ch in t.text)][:REFERENCE_WORDS]
+        b_ref.add("correct" if words and overlap_ok(range(words[0], words[-1] + 1), gold) else "wrong")
+    return {
+        "without_gold": skipped,
+        "a": a.row(),
+        "a_baseline_first3": a_base.row(),
+        "b": b.row(),
+        "b_reference_first_words": b_ref.row(),
+        "examples": examples,
+    }
+
+
+def population(p: Prepared) -> list[Candidate]:
+    return extract_population(p.doc, p.concepts)
+
+
+def intervention(p: Prepared) -> list[Candidate]:
+    return extract_interventions(p.doc, p.concepts)
+
+
+# --- problems -------------------------------------------------------------------------------------
+
+
+def is_disorder(ui: str) -> bool:
+    d = mesh().get(ui)
+    return d is not None and any(t.startswith(("C", "F03")) for t in d.tree_numbers)
+
+
+def major_disorders(c: Citation) -> set[str]:
+    if not c.mesh_headings or c.extra.get("mesh_major_unknown"):
+        return set()
+    return {
+        h.descriptor_ui
+        for h in c.mesh_headings
+        if h.descriptor_ui and h.is_major and is_disorder(h.descriptor_ui)
+    }
+
+
+def problem_citations() -> list[tuple[Citation, set[str]]]:
+    out = []
+    for c in iter_bundled():
+        if "pubmedqa" in (c.source or "") and c.extra.get("mesh_major_unknown", True):
+            continue
+        gold = major_disorders(c)
+        if gold and c.title:
+            out.append((c, gold))
+    return out
+
+
+def eval_problems(citations: list[tuple[Citation, set[str]]]) -> dict[str, Any]:
+    pipeline, matcher = default_pipeline(), default_matcher()
+    tallies = {s: Tally() for s in SCOPES}
+    for c, gold in citations:
+        doc = pipeline.process(c)
+        concepts = annotate(doc, matcher)
+        for scope in SCOPES:
+            found = extract_problems(doc, concepts, scope=scope)
+            if not found:
+                tallies[scope].add("unknown")
+            else:
+                tallies[scope].add("correct" if found[0].concepts[0] in gold else "wrong")
+    return {s: t.row() for s, t in tallies.items()}
+
+
+# --- report ---------------------------------------------------------------------------------------
+
+
+def _fmt(row: dict[str, Any]) -> str:
+    return f"{row['correct']:5.1f} {row['unknown']:5.1f} {row['wrong']:5.1f}"
+
+
+def phrase_table(results: dict[str, dict[str, Any]]) -> Iterator[str]:
+    yield (
+        "| element | set | n | (a) extractor C/U/W % | (a) first 3 sentences C/W % "
+        "| (b) extractor C/U/W % | (b) first 5 words C % |"
+    )
+    yield "|---|---|---|---|---|---|---|"
+    for key, r in results.items():
+        element, name = key.split("@")
+        base, ref = r["a_baseline_first3"], r["b_reference_first_words"]
+        yield (
+            f"| {element} | {name} | {r['a']['n']} | {_fmt(r['a'])} "
+            f"| {base['correct']:.1f} / {base['wrong']:.1f} | {_fmt(r['b'])} | {ref['correct']:.1f} |"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--only", choices=["population", "intervention", "problem"], action="append")
+    ap.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS))
+    ap.add_argument("--limit", type=int, help="at most this many documents per set (quick runs)")
+    ap.add_argument("--json", type=Path, help="also write all results (with examples) here")
+    args = ap.parse_args(argv)
+    only = set(args.only or ["population", "intervention", "problem"])
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    t0 = time.perf_counter()
+    results: dict[str, Any] = {}
+    bundled: dict[str, Citation] = {}
+    if any(s.startswith("pico") for s in args.sets) and "population" in only:
+        bundled = {c.pmid: c for c in iter_bundled() if "pico-data" in (c.source or "")}
+    for name in args.sets:
+        if name.startswith("ebmnlp"):
+            docs = ebmnlp_docs(args.shared)
+            docs = docs[0::2] if name.endswith("A") else docs[1::2]
+            elements = [("population", "P", population), ("intervention", "I", intervention)]
+        else:
+            docs = pico_docs(args.shared, name.split("-")[1], bundled)
+            elements = [("population", "P", population)]
+        elements = [e for e in elements if e[0] in only]
+        if not elements:
+            continue
+        log(f"{name}: {len(docs)} documents")
+        prepared = prepare(docs[: args.limit] if args.limit else docs, log)
+        for label, element, fn in elements:
+            results[f"{label}@{name}"] = eval_phrases(prepared, element, fn)
+    phrase_results = {k: v for k, v in results.items() if "@" in k}
+    if phrase_results:
+        print("\n".join(phrase_table(phrase_results)))
+    if "problem" in only:
+        cits = problem_citations()
+        if args.limit:
+            cits = cits[: args.limit]
+        dev = [x for x in cits if int(x[0].pmid) % 2 == 0]
+        held = [x for x in cits if int(x[0].pmid) % 2 == 1]
+        log(f"problem: {len(cits)} citations with a major-topic disorder ({len(dev)} dev, {len(held)} test)")
+        print("\n| problem | n | title C/U/W % | title + 2 sentences C/U/W % | whole abstract C/U/W % |")
+        print("|---|---|---|---|---|")
+        for name, part in (("dev (even PMID)", dev), ("held out (odd PMID)", held)):
+            r = eval_problems(part)
+            results[f"problem@{name}"] = r
+            print(
+                f"| {name} | {r['all']['n']} | {_fmt(r['title'])} | {_fmt(r['title+2'])} | {_fmt(r['all'])} |"
+            )
+    log(f"done in {time.perf_counter() - t0:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
