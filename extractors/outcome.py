@@ -28,7 +28,8 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,6 @@ from extractors.outcome_cues import CueMatch, CueTable, default_cues
 from extractors.outcome_features import (
     ConceptLike,
     abstract_length,
-    ngram_features,
     position_keys,
     semantic_features,
     tokenize,
@@ -71,11 +71,28 @@ class NaiveBayes:
     weights: dict[str, float]
 
     def log_odds(self, features: Iterable[str]) -> float:
-        w = self.weights
-        return self.bias + sum(w.get(f, 0.0) for f in features)
+        return self.bias + sum(map(self.weights.get, features, repeat(0.0)))
 
     def probability(self, features: Iterable[str]) -> float:
         return _sigmoid(self.log_odds(features))
+
+    @cached_property
+    def _bigram_heads(self) -> frozenset[str]:
+        return frozenset(k.split(" ", 1)[0] for k in self.weights if " " in k)
+
+    def ngram_probability(self, tokens: Sequence[str]) -> float:
+        """``probability(ngram_features(tokens))``, without building the bigrams no weight has."""
+        w = self.weights
+        total = self.bias + sum(map(w.get, set(tokens), repeat(0.0)))
+        heads = self._bigram_heads
+        seen: set[str] = set()
+        for a, b in zip(tokens, tokens[1:], strict=False):
+            if a in heads:
+                key = f"{a} {b}"
+                if key not in seen:
+                    seen.add(key)
+                    total += w.get(key, 0.0)
+        return _sigmoid(total)
 
     def to_json(self) -> dict[str, Any]:
         return {"bias": self.bias, "weights": self.weights}
@@ -184,7 +201,7 @@ class OutcomeModel:
             scores = {
                 "cues": cue_score,
                 "unigram": self.unigram.probability(toks),
-                "ngram": self.ngram.probability(ngram_features(toks)),
+                "ngram": self.ngram.ngram_probability(toks),
                 "position": self.position.get(keys[i], self.position_default),
                 "length": length,
             }

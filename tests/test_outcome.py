@@ -22,7 +22,7 @@ from ebm.errors import DataError
 from ebm.medline.reader import read_citations
 from ebm.text.pipeline import TextPipeline, default_pipeline
 from extractors.outcome import OutcomeModel, default_model, extract_outcomes, load_model
-from extractors.outcome_features import position_keys, semantic_features, words
+from extractors.outcome_features import ngram_features, position_keys, semantic_features, words
 from extractors.outcome_training import (
     Example,
     TrainingConfig,
@@ -183,6 +183,16 @@ def test_naive_bayes_weights_reproduce_scikit_learn(small_examples: list[Example
     ours = np.array([nb.probability(d) for d in docs])
     assert np.allclose(ours, ref, atol=1e-9)
     assert len(nb.weights) == len(vec.vocabulary_)
+
+
+def test_fast_ngram_scoring_equals_the_feature_list(small_examples: list[Example]) -> None:
+    model = default_model()
+    for ex in small_examples[:20]:
+        for s in ex.doc.sentences:
+            toks = words(s.text)
+            assert model.ngram.ngram_probability(toks) == pytest.approx(
+                model.ngram.probability(ngram_features(toks)), abs=1e-12
+            )
 
 
 def test_information_gain_is_mutual_information(small_examples: list[Example]) -> None:
