@@ -121,10 +121,11 @@ def citation_of(doc: Doc) -> Citation:
     return Citation(pmid=doc.pmid, title=doc.title, abstract=(AbstractSection(doc.abstract, None, None),))
 
 
-def predict(
-    docs: Iterable[Doc], args: argparse.Namespace
-) -> dict[str, list[tuple[int, int, str, tuple[str, ...]]]]:
-    """PMID -> (start, end, concept ID, groups) over ``doc.text`` offsets."""
+Pred = tuple[int, int, str, tuple[str, ...], bool]  # start, end, concept ID, groups, nested
+
+
+def predict(docs: Iterable[Doc], args: argparse.Namespace) -> dict[str, list[Pred]]:
+    """PMID -> (start, end, concept ID, groups, nested) over ``doc.text`` offsets."""
     from ebm.concepts.matcher import load_matcher
 
     options = (
@@ -140,16 +141,16 @@ def predict(
             pipeline = TextPipeline()
         except ImportError as exc:
             print(f"(text pipeline unavailable: {exc}; matching raw text)", file=sys.stderr)
-    out: dict[str, list[tuple[int, int, str, tuple[str, ...]]]] = {}
+    out: dict[str, list[Pred]] = {}
     for doc in docs:
         if pipeline is not None:
             document = pipeline.process(citation_of(doc))
             found = annotate(document, matcher, negation=None)
             # Document.text is title then sections; map back to PubTator offsets by text search.
             offset = _offset_map(doc, document.text)
-            out[doc.pmid] = [(offset(c.start), offset(c.end), c.cui, c.groups) for c in found]
+            out[doc.pmid] = [(offset(c.start), offset(c.end), c.cui, c.groups, c.nested) for c in found]
         else:
-            out[doc.pmid] = [(m.start, m.end, m.cui, m.groups) for m in matcher.match(doc.text)]
+            out[doc.pmid] = [(m.start, m.end, m.cui, m.groups, m.nested) for m in matcher.match(doc.text)]
     return out
 
 
@@ -182,7 +183,19 @@ def in_scope(cui: str, etype: str, scope: str) -> bool:
     return not trees or not all(t.startswith(OUT_OF_SCOPE_CHEMICAL_TREES) for t in trees)
 
 
-def version_adjusted(pred: tuple[int, int, str, tuple[str, ...]], gold_m: list[Mention]) -> set[str]:
+def counted(pred: tuple, preds: list, scope: str) -> bool:
+    """Whether a prediction counts: matches nested in longer ones (``--nested``) count only
+    inside a match that is out of BC5CDR's chemical scope ("dopamine" in "dopamine receptor",
+    "creatine" in "creatine kinase": its annotators mark chemicals inside protein names) unless
+    --scope all, where every nested match counts."""
+    if len(pred) < 5 or not pred[4] or scope == "all":
+        return True
+    s, e = pred[0], pred[1]
+    outer = [p for p in preds if not (len(p) > 4 and p[4]) and p[0] <= s and e <= p[1]]
+    return bool(outer) and all(CHEMICALS in p[3] and not in_scope(p[2], "Chemical", scope) for p in outer)
+
+
+def version_adjusted(pred: tuple, gold_m: list[Mention]) -> set[str]:
     """IDs a prediction stands for once MeSH versions are reconciled.
 
     BC5CDR's gold IDs come from MeSH 2015 (largest gold UI: D066126). Descriptors created
@@ -191,7 +204,7 @@ def version_adjusted(pred: tuple[int, int, str, tuple[str, ...]], gold_m: list[M
     ("tardive dyskinesia": D004409 then). A post-2015 descriptor predicted on a span that
     overlaps a gold mention stands for that mention's IDs; any other prediction keeps its ID.
     """
-    s, e, cui, _ = pred
+    s, e, cui = pred[0], pred[1], pred[2]
     if len(cui) == 10 and cui.startswith("D"):
         over = {i for m in gold_m if s < m.end and m.start < e for i in m.ids}
         if over:
@@ -208,7 +221,12 @@ def evaluate(
         for d in docs:
             gold_m = [m for m in d.mentions if m.type == etype and m.ids]
             gold_ids = {i for m in gold_m for i in m.ids}
-            pred_m = [p for p in preds[d.pmid] if group in p[3] and in_scope(p[2], etype, scope)]
+            doc_preds = preds[d.pmid]
+            pred_m = [
+                p[:4]
+                for p in doc_preds
+                if group in p[3] and in_scope(p[2], etype, scope) and counted(p, doc_preds, scope)
+            ]
             pred_ids = {p[2] for p in pred_m}
             doc_prf.add(gold_ids, pred_ids)
             drift.add(gold_ids, {i for p in pred_m for i in version_adjusted(p, gold_m)})

@@ -127,6 +127,33 @@ def load_stoplist(path: Path | None = None) -> Stoplist:
     return Stoplist(frozenset(keys), frozenset(concepts))
 
 
+def _check_ids(path: Path, column: int, kinds: tuple[str, ...] | None) -> list[str]:
+    from ebm.mesh import mesh
+
+    vocab = mesh()
+    problems = []
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        fields = [f.strip() for f in raw.split("#", 1)[0].split("\t")]
+        if len(fields) <= column or (kinds is not None and fields[0] not in kinds):
+            continue
+        cui = fields[column]
+        if cui.startswith("D") and cui not in vocab:
+            problems.append(f"{path}:{n}: {cui} is not a MeSH 2024 descriptor UI")
+    return problems
+
+
+def validate_stoplist(path: Path) -> list[str]:
+    """For ``ebm rules check``: format errors raise; unknown descriptor UIs are listed."""
+    load_stoplist(path)
+    return _check_ids(path, 1, ("concept",))
+
+
+def validate_synonyms(path: Path) -> list[str]:
+    """For ``ebm rules check``: format errors raise; unknown descriptor UIs are listed."""
+    load_synonyms(path)
+    return _check_ids(path, 1, None)
+
+
 # --- dictionary matcher -------------------------------------------------------------------
 
 
