@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import outcome_corpus as oc  # noqa: E402
 
+from ebm.errors import EbmError  # noqa: E402
 from ebm.mesh import mesh  # noqa: E402
 from ebm.text.pipeline import TextPipeline  # noqa: E402
 from extractors.outcome import MODEL_FILE  # noqa: E402
@@ -136,4 +137,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except EbmError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
