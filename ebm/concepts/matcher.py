@@ -234,7 +234,10 @@ class DictionaryMatcher:
         for segment in tokenize(text):
             seg: list[Token] = [t for t in segment if t.norm not in DROPPED_IN_TERMS]
             norms = [t.norm for t in seg]
-            at = [self._matches_at(norms, i) for i in range(len(norms))]
+            at = [
+                [] if i and _glued_participle(text, seg, i) else self._matches_at(norms, i)
+                for i in range(len(norms))
+            ]
             for i, j, cuis in _select([(i, m[0][0], m[0][1]) for i, m in enumerate(at) if m]):
                 outer = self._make(text, seg, i, j, cuis, False)
                 out.append(outer)
@@ -262,6 +265,16 @@ class DictionaryMatcher:
         return ConceptMatch(
             start, end, text[start:end], info.cui, info.name, info.groups, 1.0, cuis[1:], nested
         )
+
+
+# "clonidine-induced hypotension": the participle belongs to the compound before it, so no
+# term starts on it ("induced hypotension" is the anaesthetic procedure Hypotension, Controlled).
+PARTICIPLES = frozenset({"induced", "associated", "related", "mediated", "dependent", "treated", "exposed"})
+
+
+def _glued_participle(text: str, seg: list[Token], i: int) -> bool:
+    t = seg[i]
+    return t.norm in PARTICIPLES and seg[i - 1].end == t.start - 1 and text[t.start - 1] == "-"
 
 
 def _select(cands: list[tuple[int, int, tuple[str, ...]]]) -> list[tuple[int, int, tuple[str, ...]]]:
