@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -40,10 +40,10 @@ from ebm.rules.table import choice, load, number, text
 from ebm.text.document import Document, Sentence
 from extractors.candidate import Candidate
 from extractors.cues import WeightedCue, best_cue, load_weighted_cues
+from extractors.tree_weights import TreeWeights, load_tree_weights
 
 # Concepts without MeSH trees (UMLS CUIs) are interventions by semantic group.
 INTERVENTION_GROUPS = ("CHEM", "PROC", "DEVI")
-GENERIC = 0.1  # a category root ("Therapeutics" for "treatment"): names no intervention
 LOCAL_WINDOW = 8  # tokens before a mention searched for a "before" cue
 AFTER_CHARS = 30  # characters after a mention searched for an "after" cue
 
@@ -55,80 +55,10 @@ _SECTION_WEIGHT = [
     (re.compile(r"CONCLUSION|INTERPRETATION|DISCUSSION", re.I), 0.8),
 ]
 
-KIND_COLUMNS = (
-    text("term", help="a MeSH tree number, a descriptor UI, or PA"),
-    number("weight", minimum=0, maximum=2, help="0 to 2"),
-)
-_TREE = re.compile(r"^[A-Z](\d{2}(\.\d{3})*)?$")
-_UI = re.compile(r"^D\d{6}(\d{3})?$")
-
-
-@dataclass
-class InterventionKinds:
-    """Kind weights by tree prefix and by descriptor (``rules/intervention_kinds.tsv``)."""
-
-    trees: dict[str, tuple[float, str]]  # tree prefix -> (weight, why)
-    descriptors: dict[str, tuple[float, str]]  # descriptor UI -> (weight, why)
-    drug: tuple[float, str] | None  # the PA row
-    _memo: dict[str, tuple[float, str]] = field(default_factory=dict, repr=False)
-
-    def weight(self, cui: str, vocabulary: MeshVocabulary) -> tuple[float, str] | None:
-        """(weight, why) of a MeSH descriptor; None when it is not MeSH (a UMLS CUI)."""
-        if cui in self._memo:
-            return self._memo[cui]
-        d = vocabulary.get(cui)
-        if d is None:
-            return None
-        found: tuple[float, str]
-        if cui in self.descriptors:
-            found = self.descriptors[cui]
-        elif d.tree_numbers and all("." not in t for t in d.tree_numbers):
-            found = (GENERIC, "category root (too generic)")
-        else:
-            found = (0.0, "not an intervention kind")
-            for t in d.tree_numbers:
-                parts = t.split(".")
-                for k in range(len(parts), -1, -1):
-                    prefix = ".".join(parts[:k]) if k else t[0]
-                    if prefix in self.trees:
-                        if self.trees[prefix][0] > found[0]:
-                            found = self.trees[prefix]
-                        break
-            if self.drug and cui in vocabulary.pharm_actions and self.drug[0] > found[0]:
-                found = self.drug
-        self._memo[cui] = found
-        return found
-
-
-def load_intervention_kinds(path: Path, vocabulary: MeshVocabulary | None = None) -> InterventionKinds:
-    """Read a kinds table; ``InputError`` with file and line for a malformed row or unknown term."""
-    voc = vocabulary or mesh()
-    table = load(path, KIND_COLUMNS)
-    trees: dict[str, tuple[float, str]] = {}
-    descriptors: dict[str, tuple[float, str]] = {}
-    drug: tuple[float, str] | None = None
-    for row in table:
-        term, w = row["term"], row["weight"]
-        why = (row.comment or "").strip() or term
-        where = f"{path}:{row.line}"
-        if term == "PA":
-            drug = (w, why)
-        elif _UI.match(term):
-            if term not in voc:
-                raise InputError(f"{where}: {term} is not a MeSH 2024 descriptor UI")
-            descriptors[term] = (w, why)
-        elif _TREE.match(term):
-            if len(term) > 1 and not voc.tree_descendants(term):
-                raise InputError(f"{where}: no MeSH 2024 descriptor has tree number {term}")
-            trees[term] = (w, why)
-        else:
-            raise InputError(f"{where}: {term!r} is neither a tree number (E02.319), a descriptor UI nor PA")
-    return InterventionKinds(trees, descriptors, drug)
-
 
 @cache
-def default_kinds() -> InterventionKinds:
-    return load_intervention_kinds(rules_dir() / "intervention_kinds.tsv")
+def default_kinds() -> TreeWeights:
+    return load_tree_weights(rules_dir() / "intervention_kinds.tsv", default=0.0)
 
 
 @cache
@@ -222,9 +152,7 @@ class Mention:
     concept: Concept | None = None
 
 
-def _concept_mentions(
-    concepts: list[Concept], voc: MeshVocabulary, kinds: InterventionKinds
-) -> list[Mention]:
+def _concept_mentions(concepts: list[Concept], voc: MeshVocabulary, kinds: TreeWeights) -> list[Mention]:
     out: list[Mention] = []
     for c in concepts:
         # Negation is ignored on purpose: "with or without streptokinase" names an intervention.
@@ -373,7 +301,7 @@ def extract_interventions(
     concepts: list[Concept],
     vocabulary: MeshVocabulary | None = None,
     cues: list[WeightedCue] | None = None,
-    kinds: InterventionKinds | None = None,
+    kinds: TreeWeights | None = None,
     terms: InterventionTerms | None = None,
 ) -> list[Candidate]:
     """All interventions under study, best first; each candidate's span is its best mention."""

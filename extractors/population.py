@@ -24,6 +24,7 @@ from pathlib import Path
 from ebm.concepts.annotate import Concept
 from ebm.errors import InputError
 from ebm.paths import rules_dir
+from ebm.rules.table import choice, load, text
 from ebm.text.document import Document, Sentence, Token
 from extractors.candidate import Candidate
 
@@ -62,6 +63,17 @@ _CLAUSE_BREAK = {
     "have",
     "of",
     "to",
+    # a preposition between number and group: "3 strategies for pharmacy students" counts strategies
+    "for",
+    "in",
+    "with",
+    "from",
+    "by",
+    "at",
+    "on",
+    "per",
+    "after",
+    "during",
 }
 # Words after the group that continue the population description.
 _CONTINUE = {
@@ -76,7 +88,70 @@ _CONTINUE = {
     "from",
     "admitted",
 }
-_STOP_RIGHT = {";", ".", ":", "were", "was", "are", "is", "had", "have", "received", "underwent", "completed"}
+_STOP_RIGHT = {
+    ";",
+    ".",
+    ":",
+    "[",
+    "]",
+    "were",
+    "was",
+    "are",
+    "is",
+    "had",
+    "have",
+    "has",
+    "did",
+    "could",
+    "would",
+    "will",
+    "may",
+    "received",
+    "underwent",
+    "completed",
+    "comprised",
+    "participated",
+    "entered",
+    "took",
+    "showed",
+    "experienced",
+    "developed",
+    "met",
+    "agreed",
+    "consented",
+    "volunteered",
+    "randomized",
+    "randomised",
+    "randomly",
+    "assigned",
+    "allocated",
+}
+# Words a phrase never ends on ("81 patients with epilepsy who" is cut at the window's edge).
+_TRAILING = {
+    "who",
+    "which",
+    "that",
+    "and",
+    "or",
+    "of",
+    "to",
+    "with",
+    "in",
+    "on",
+    "at",
+    "for",
+    "from",
+    "by",
+    "the",
+    "a",
+    "an",
+    "de",
+    "than",
+    "were",
+    "was",
+    ",",
+    "(",
+}
 _MAX_LEFT = 6  # tokens between number and group
 _MAX_RIGHT = 10  # tokens of trailing description
 
@@ -95,21 +170,22 @@ class PopulationWords:
     measures: frozenset[str]
 
 
+WORD_COLUMNS = (
+    choice("kind", ("participant", "measure"), help="participant or measure"),
+    text("word", help="one word, matched case-insensitively"),
+)
+
+
 @cache
 def load_population_words(path: Path | None = None) -> PopulationWords:
-    """Read ``rules/population_words.tsv``; errors name file and line."""
+    """Read ``rules/population_words.tsv``; ``InputError`` naming file and line for a bad row."""
     path = path or rules_dir() / "population_words.tsv"
     kinds: dict[str, set[str]] = {"participant": set(), "measure": set()}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        body = line.split("#", 1)[0].rstrip() if not line.lstrip().startswith("#") else ""
-        if not body.strip():
-            continue
-        cells = body.split("\t")
-        if len(cells) < 2 or cells[0] not in kinds or not cells[1].strip():
-            raise InputError(
-                f"{path}:{n}: expected KIND<TAB>WORD with KIND participant or measure, got {line!r}"
-            )
-        kinds[cells[0]].add(cells[1].strip().casefold())
+    for row in load(path, WORD_COLUMNS):
+        word = row["word"]
+        if not word or any(ch.isspace() for ch in word):
+            raise InputError(f"{path}:{row.line}: {word!r} is not one word (the table matches single tokens)")
+        kinds[row["kind"]].add(word.casefold())
     return PopulationWords(frozenset(kinds["participant"]), frozenset(kinds["measure"]))
 
 
@@ -203,7 +279,25 @@ def _extend_right(doc: Document, sentence: Sentence, j: int) -> int:
         if t in _STOP_RIGHT or (t in {",", "(", ")"} and k > j + 1):
             break
         k += 1
-    return k
+    while k > j and toks[k - 1].text.casefold() in _TRAILING:
+        k -= 1
+    return k if k > j + 1 else j  # a lone "with" or "aged" describes nothing
+
+
+def _number_start(doc: Document, sentence: Sentence, i: int) -> int:
+    """First token of a head count written over several tokens: "One hundred and sixty", "1 000"."""
+    toks = doc.tokens
+    while i > sentence.token_start:
+        prev = toks[i - 1].text.casefold()
+        if re.fullmatch(r"\d{3}", toks[i].text) and re.fullmatch(r"\d{1,3}", prev):
+            i -= 1  # "1 000 participants": a digit group separated by a space
+        elif prev in _NUMBER_WORDS or (
+            prev == "and" and i - 2 >= sentence.token_start and toks[i - 2].text.casefold() in _NUMBER_WORDS
+        ):
+            i -= 1
+        else:
+            break
+    return i
 
 
 def extract_population(
@@ -226,15 +320,20 @@ def extract_population(
                 end_tok = n_eq
                 why.append("pattern GROUP (n = N)")
                 if left is not None and left[1] <= 3:
-                    start_tok = left[0]
+                    start_tok = _number_start(doc, s, left[0])
             elif left is not None:
                 i, dist = left
                 base = 0.8 / (1.0 + 0.25 * dist)
-                start_tok = i
+                start_tok = _number_start(doc, s, i)
                 why.append(f"pattern number* GROUP, {dist} token(s) between number and group")
+                if start_tok == i and (number_value(toks[i].text) or 0) < 3:
+                    base *= 0.5  # "One subject withdrew": a count of one or two is an event, not the sample
+                    why.append("count below 3 x0.5")
             else:
                 base = 0.2
                 why.append("group without a head count")
+            if h1 < s.token_end and toks[h1].text.casefold() in words.measures:
+                continue  # "three North American centres": the number counts centres
             if concept is None:
                 base *= 0.9
                 why.append(f"participant noun {toks[h0].text!r}")
@@ -243,7 +342,11 @@ def extract_population(
             # "elderly patients", "healthy volunteers": swallow the group nouns that follow.
             while end_tok < s.token_end and toks[end_tok].text.casefold() in words.participants:
                 end_tok += 1
+            head_end = end_tok
             end_tok = _extend_right(doc, s, end_tok)
+            if left is None and n_eq is None and end_tok > head_end:
+                base *= 1.25  # "patients with acute otitis media" says more than "patients"
+                why.append("described group x1.25")
             score = base * pos_w
             why.append(f"position {pos_why} x{pos_w:.2f}")
             a, b = toks[start_tok].start, toks[end_tok - 1].end

@@ -1,0 +1,101 @@
+"""Weights of MeSH descriptors by tree prefix: the kind tables of the extractors.
+
+A table (``rules/intervention_kinds.tsv``, ``rules/problem_kinds.tsv``) has rows ``TERM<TAB>WEIGHT``:
+
+- a tree number (``E02.319``, or a category letter ``D``): that node and everything below it;
+- a descriptor UI (``D004358``): that descriptor only, overriding its trees;
+- ``PA``: any descriptor with a pharmacological action (a drug) weighs at least this;
+- ``ROOT``: a category root (a descriptor whose trees are all top-level, such as "Therapeutics"
+  or "Neoplasms"): too generic to name anything; overrides its trees.
+
+A descriptor takes, for each of its tree numbers, the weight of the longest matching tree row,
+and the largest over its trees; the table's ``default`` when none matches.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ebm.errors import InputError
+from ebm.mesh import MeshVocabulary, mesh
+from ebm.rules.table import load, number, text
+
+COLUMNS = (
+    text("term", help="a MeSH tree number, a descriptor UI, PA or ROOT"),
+    number("weight", minimum=0, maximum=2, help="0 to 2"),
+)
+_TREE = re.compile(r"^[A-Z](\d{2}(\.\d{3})*)?$")
+_UI = re.compile(r"^D\d{6}(\d{3})?$")
+
+Weight = tuple[float, str]  # (weight, why)
+
+
+@dataclass
+class TreeWeights:
+    trees: dict[str, Weight]  # tree prefix -> weight
+    descriptors: dict[str, Weight]  # descriptor UI -> weight
+    drug: Weight | None = None  # the PA row
+    root: Weight | None = None  # the ROOT row
+    default: Weight = (0.0, "no row")
+    _memo: dict[str, Weight] = field(default_factory=dict, repr=False)
+
+    def weight(self, ui: str, vocabulary: MeshVocabulary) -> Weight | None:
+        """(weight, why) of a MeSH descriptor; None when ``ui`` is no MeSH descriptor (a UMLS CUI)."""
+        if ui in self._memo:
+            return self._memo[ui]
+        d = vocabulary.get(ui)
+        if d is None:
+            return None
+        found = self.default
+        if ui in self.descriptors:
+            found = self.descriptors[ui]
+        elif self.root is not None and d.tree_numbers and all("." not in t for t in d.tree_numbers):
+            found = self.root
+        else:
+            best: Weight | None = None
+            for t in d.tree_numbers:
+                parts = t.split(".")
+                for k in range(len(parts), -1, -1):
+                    prefix = ".".join(parts[:k]) if k else t[0]
+                    if prefix in self.trees:
+                        if best is None or self.trees[prefix][0] > best[0]:
+                            best = self.trees[prefix]
+                        break
+            if self.drug and ui in vocabulary.pharm_actions and (best is None or self.drug[0] > best[0]):
+                best = self.drug
+            found = best or self.default
+        self._memo[ui] = found
+        return found
+
+
+def load_tree_weights(
+    path: Path, vocabulary: MeshVocabulary | None = None, default: float = 0.0
+) -> TreeWeights:
+    """Read a table; ``InputError`` naming file and line for a malformed row or an unknown term."""
+    voc = vocabulary or mesh()
+    table = load(path, COLUMNS)
+    out = TreeWeights({}, {}, default=(default, "no row"))
+    for row in table:
+        term, w = row["term"], row["weight"]
+        why = (row.comment or "").strip() or term
+        where = f"{path}:{row.line}"
+        if term == "PA":
+            out.drug = (w, why)
+        elif term == "ROOT":
+            out.root = (w, why)
+        elif _UI.match(term):
+            if term not in voc:
+                raise InputError(f"{where}: {term} is not a MeSH 2024 descriptor UI")
+            out.descriptors[term] = (w, why)
+        elif _TREE.match(term):
+            if len(term) > 1 and not voc.tree_descendants(term):
+                raise InputError(f"{where}: no MeSH 2024 descriptor has tree number {term}")
+            out.trees[term] = (w, why)
+        else:
+            raise InputError(
+                f"{where}: {term!r} is neither a tree number (E02.319), a descriptor UI (D004358), "
+                "PA nor ROOT"
+            )
+    return out
