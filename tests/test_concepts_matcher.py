@@ -179,3 +179,15 @@ def test_validators_for_rules_check(tmp_path: Path) -> None:
     stop = tmp_path / "stop.tsv"
     stop.write_text("concept\tD999999\n", encoding="utf-8")
     assert validate_stoplist(stop) == [f"{stop}:1: D999999 is not a MeSH 2024 descriptor UI"]
+
+
+def test_adjective_entries_block_only_the_singular(matcher: DictionaryMatcher) -> None:
+    found = [(m.text, m.name) for m in matcher.match("anticholinergic effects of anticholinergics")]
+    assert found == [("anticholinergics", "Cholinergic Antagonists")]
+    assert [m.name for m in matcher.match("anticholinergic agents")] == ["Cholinergic Antagonists"]
+
+
+def test_no_term_starts_on_a_hyphen_glued_participle(matcher: DictionaryMatcher) -> None:
+    found = [(m.text, m.name) for m in matcher.match("clonidine-induced hypotension")]
+    assert found == [("clonidine", "Clonidine"), ("hypotension", "Hypotension")]
+    assert [m.name for m in matcher.match("induced hypotension")] == ["Hypotension, Controlled"]

@@ -75,13 +75,16 @@ class ConceptMatcher(Protocol):
 
 # --- stoplist -----------------------------------------------------------------------------
 
-_STOP_KINDS = ("term", "concept")
+_STOP_KINDS = ("term", "concept", "adjective")
 
 
 @dataclass(frozen=True)
 class Stoplist:
     keys: frozenset[str]  # normalised term keys never matched
     concepts: frozenset[str]  # concept IDs never reported
+    # one-word keys not matched in the singular, where they are adjectives ("anticholinergic
+    # effects"); the plural is the noun ("anticholinergics") and still matches
+    adjectives: frozenset[str] = frozenset()
 
 
 def load_synonyms(path: Path | None = None) -> list[tuple[str, str]]:
@@ -105,26 +108,35 @@ def load_synonyms(path: Path | None = None) -> list[tuple[str, str]]:
 
 
 def load_stoplist(path: Path | None = None) -> Stoplist:
-    """``rules/concept_stoplist.tsv``: ``term<TAB>TEXT`` or ``concept<TAB>ID``, then a reason."""
+    """``rules/concept_stoplist.tsv``: ``term<TAB>TEXT``, ``adjective<TAB>WORD`` or
+    ``concept<TAB>ID``, then a reason."""
     path = path or rules_dir() / "concept_stoplist.tsv"
     keys: set[str] = set()
     concepts: set[str] = set()
+    adjectives: set[str] = set()
     if not path.exists():
-        return Stoplist(frozenset(), frozenset())
+        return Stoplist(frozenset(), frozenset(), frozenset())
     for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         line = raw.split("#", 1)[0].rstrip()
         if not line.strip():
             continue
         fields = [f.strip() for f in line.split("\t")]
         if len(fields) < 2 or fields[0] not in _STOP_KINDS or not fields[1]:
-            raise DataError(f"{path}:{n}: expected 'term<TAB>TEXT' or 'concept<TAB>ID', got {raw!r}")
+            raise DataError(
+                f"{path}:{n}: expected 'term<TAB>TEXT', 'adjective<TAB>WORD' or 'concept<TAB>ID', got {raw!r}"
+            )
         if fields[0] == "term":
             keys.update(term_keys(fields[1]))
+        elif fields[0] == "adjective":
+            words = term_keys(fields[1])
+            if len(words) != 1 or " " in words[0]:
+                raise DataError(f"{path}:{n}: an adjective entry is one word, not {fields[1]!r}")
+            adjectives.add(words[0])
         else:
             if not re.fullmatch(r"[A-Z]\d+", fields[1]):
                 raise DataError(f"{path}:{n}: {fields[1]!r} is not a concept ID (D000001, C0000001)")
             concepts.add(fields[1])
-    return Stoplist(frozenset(keys), frozenset(concepts))
+    return Stoplist(frozenset(keys), frozenset(concepts), frozenset(adjectives))
 
 
 def _check_ids(path: Path, column: int, kinds: tuple[str, ...] | None) -> list[str]:
@@ -238,6 +250,10 @@ class DictionaryMatcher:
                 [] if i and _glued_participle(text, seg, i) else self._matches_at(norms, i)
                 for i in range(len(norms))
             ]
+            if self.stoplist.adjectives:
+                for i, found in enumerate(at):
+                    if norms[i] in self.stoplist.adjectives and text[seg[i].end - 1] not in "sS":
+                        at[i] = [(j, c) for j, c in found if j != i + 1]
             for i, j, cuis in _select([(i, m[0][0], m[0][1]) for i, m in enumerate(at) if m]):
                 outer = self._make(text, seg, i, j, cuis, False)
                 out.append(outer)
