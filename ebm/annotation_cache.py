@@ -16,6 +16,7 @@ itself writes in the user's own data directory.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import pickle
@@ -49,15 +50,20 @@ def citation_digest(citation: Citation) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:32]
 
 
-def _code_digest(h: Any) -> None:
+@functools.cache
+def code_digest() -> str:
+    """The digest of the annotating code, read once per process: the code this process runs
+    was imported at start-up, so later edits on disk must not change its version."""
     import importlib
 
+    h = hashlib.sha256()
     for name in _CODE_PACKAGES:
         pkg = importlib.import_module(name)
         for path in sorted(Path(p) for p in pkg.__path__):
             for f in sorted(path.glob("*.py")):
                 h.update(f.name.encode())
                 h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def _dir_digest(h: Any, directory: Path) -> None:
@@ -74,7 +80,7 @@ def annotator_version(matcher: ConceptMatcher, outcome_model: OutcomeModel, rule
 
     h = hashlib.sha256()
     h.update(f"ebm {ebm.__version__}".encode())
-    _code_digest(h)
+    h.update(code_digest().encode())
     _dir_digest(h, rules_dir())  # the extractors' cue tables, stoplists, ...
     _dir_digest(h, Path(rules.directory))  # study types -> evidence grade
     h.update(str(getattr(matcher, "name", type(matcher).__name__)).encode())

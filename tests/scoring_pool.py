@@ -59,6 +59,10 @@ def headings(c: Citation) -> dict[str, tuple[bool, set[str]]]:
     return {h.descriptor_name: (h.is_major, {q.name for q in h.qualifiers}) for h in c.mesh_headings or ()}
 
 
+def main_theme(c: Citation, descriptor: str) -> bool:
+    return headings(c).get(descriptor, (False, set()))[0]
+
+
 def pub_types(c: Citation) -> set[str]:
     return {p.name for p in c.publication_types or ()}
 
@@ -78,28 +82,34 @@ def text(c: Citation) -> str:
 def ischemia_pool() -> dict[str, Citation]:
     rct = select(
         '"myocardial ischemia"[majr] AND "randomized controlled trial"[pt]',
-        lambda c: "Randomized Controlled Trial" in pub_types(c)
-        and headings(c).get("Myocardial Ischemia", (False, set()))[0]
-        and "extubation" in text(c),
+        lambda c: (
+            "Randomized Controlled Trial" in pub_types(c)
+            and main_theme(c, "Myocardial Ischemia")
+            and "extubation" in text(c)
+        ),
         "randomized trial of extubation in myocardial ischaemia",
     )
     case = select(
         '"myocardial ischemia"[majr] AND "case reports"[pt]',
-        lambda c: "Case Reports" in pub_types(c) and headings(c).get("Myocardial Ischemia", (False, set()))[0],
+        lambda c: "Case Reports" in pub_types(c) and main_theme(c, "Myocardial Ischemia"),
         "case report on myocardial ischaemia",
     )
     genomics = select(
         '"molecular sequence data"[mh] AND "amino acid sequence"[mh] AND (ischemia[tiab] OR ischemic[tiab])',
-        lambda c: {"Molecular Sequence Data", "Amino Acid Sequence"} <= set(headings(c))
-        and c.publication_types is not None
-        and not pub_types(c) & CLINICAL_PT,
+        lambda c: (
+            {"Molecular Sequence Data", "Amino Acid Sequence"} <= set(headings(c))
+            and c.publication_types is not None
+            and not pub_types(c) & CLINICAL_PT
+        ),
         "genomics paper mentioning ischaemia",
     )
     diagnostic = select(
         '"myocardial ischemia"[majr] AND "sensitivity and specificity"[mh]',
-        lambda c: "diagnosis" in headings(c).get("Myocardial Ischemia", (False, set()))[1]
-        and "Sensitivity and Specificity" in headings(c)
-        and "diagnos" in (c.title or "").casefold(),
+        lambda c: (
+            "diagnosis" in headings(c).get("Myocardial Ischemia", (False, set()))[1]
+            and "Sensitivity and Specificity" in headings(c)
+            and "diagnos" in (c.title or "").casefold()
+        ),
         "diagnostic-accuracy study of myocardial ischaemia",
     )
     return {"rct": rct[0], "case_report": case[0], "genomics": genomics[0], "diagnostic": diagnostic[0]}

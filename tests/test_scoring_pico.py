@@ -48,10 +48,13 @@ def test_problem_same_concept(annotator: Annotator, pool: dict[str, Annotation])
 
 
 def test_problem_partial_string_match(annotator: Annotator, pool: dict[str, Annotation]) -> None:
-    case = pool["case_report"]
-    # The case report's primary problem is the broader concept Ischemia, not Myocardial Ischemia.
-    assert case.primary_problem is not None and case.primary_problem.names == ("Ischemia",)
-    s = pico(annotator, case, problem="myocardial ischemia")
+    rct = pool["rct"]
+    frame = frame_from_args("therapy", problem="brain ischemia")
+    fc = frame_concepts(frame, annotator.matcher)
+    # A different concept from the trial's primary problem, sharing the word "ischemia".
+    assert fc.problem is not None and fc.problem.concepts
+    assert not {c.cui for c in fc.problem.concepts} & set(rct.primary_problem.concepts)
+    s = score_pico(fc, rct)
     assert s.problem == PROBLEM_PARTIAL
     assert "'ischemia'" in next(c.reason for c in s.contributions if c.component == "problem")
 
