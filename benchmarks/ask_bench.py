@@ -61,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         probe = Pipeline(AskConfig(cache=False))
         probe.source, probe.matcher, probe.annotator  # noqa: B018 -- load everything once
         startup = time.perf_counter() - t
-        print(f"start-up (rules, MeSH, store, concept matcher, text pipeline, outcome model): {startup:.2f} s")
+        print(
+            f"start-up (rules, MeSH, store, concept matcher, text pipeline, outcome model): {startup:.2f} s"
+        )
         print(f"{args.candidates} candidates per question; medians of {args.repeat} runs (cold: 1 run)\n")
         header = (
             f"{'question':<26} {'cands':>5} {'retrieval':>9} {'cold':>7} {'(annot.)':>8} "
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             name = frame.id or f"frame {i + 1}"
             retrieval = median_time(
                 lambda f=frame: retrieve(
-                    f, probe.source, min_hits=20, limit=args.candidates, rules=probe.rules
+                    f, probe.source, min_hits=args.candidates, limit=args.candidates, rules=probe.rules
                 ),
                 args.repeat,
             )

@@ -48,7 +48,7 @@ class AskConfig:
     db: Path | None = None  # the local store (default: the one in the data directory)
     rules: Path | None = None  # an edited copy of rules/ (default: the shipped tables)
     candidates: int = 50  # citations retrieved and reranked
-    min_hits: int = 20  # relax the query until at least this many citations match
+    min_hits: int | None = None  # relax the query until this many match (default: candidates)
     top: int = 10  # answers shown
     ranker: str = "combo"
     weights: Weights = field(default_factory=Weights)
@@ -64,12 +64,17 @@ class AskConfig:
             raise InputError(f"unknown ranker {self.ranker!r} (choose from {', '.join(RANKERS)})")
         if not 1 <= self.candidates <= MAX_CANDIDATES:
             raise InputError(f"candidates must be 1..{MAX_CANDIDATES}, got {self.candidates}")
-        if self.min_hits < 0:
+        if self.min_hits is not None and self.min_hits < 0:
             raise InputError(f"min_hits must be at least 0, got {self.min_hits}")
         if self.top < 1:
             raise InputError(f"top must be at least 1, got {self.top}")
         if not 0.0 <= self.alpha <= 1.0:
             raise InputError(f"alpha must be in [0, 1], got {self.alpha}")
+
+    @property
+    def hits_wanted(self) -> int:
+        """Relax the query while fewer citations than this match (issue 5: N candidates)."""
+        return self.candidates if self.min_hits is None else self.min_hits
 
     def scoring(self) -> ScoringConfig:
         return ScoringConfig(self.weights, self.year if self.year is not None else current_year())
@@ -241,7 +246,7 @@ class Pipeline:
     # --- steps ------------------------------------------------------------------------------------
 
     def concepts(self, frame: Frame) -> FrameConcepts:
-        return frame_concepts(frame, self.matcher)
+        return frame_concepts(frame, self.matcher, self.vocabulary)
 
     def annotate(self, citations: Sequence[Citation]) -> tuple[list[Annotation], int]:
         """Annotations of ``citations`` in order, and how many came from the cache."""
@@ -289,7 +294,7 @@ class Pipeline:
         retrieval = retrieve(
             frame,
             self.source,
-            min_hits=self.config.min_hits,
+            min_hits=self.config.hits_wanted,
             limit=self.config.candidates,
             rules=self.rules,
             vocabulary=self.vocabulary,

@@ -133,3 +133,21 @@ def test_content_words_normalise_and_drop_generic_words() -> None:
     assert content_words("Leg cramps") == {"leg", "cramp"}
     assert content_words("acute febrile illness") == {"febrile"}
     assert content_words("Myocardial ischaemia") == content_words("myocardial ischemia")
+
+
+def test_frame_concepts_keep_slot_groups_and_drop_generic_concepts(annotator: Annotator) -> None:
+    frame = frame_from_args(
+        "diagnostic test",
+        problem="leg cramps",
+        population=["elderly patients"],
+        intervention=["diagnosis with echocardiography"],
+    )
+    fc = frame_concepts(frame, annotator.matcher)
+    assert fc.problem is not None
+    assert [c.name for c in fc.problem.concepts] == ["Muscle Cramp"]  # the disorder, not "Leg"
+    (pop,) = fc.population
+    assert [c.name for c in pop.concepts] == ["Aged"] and [c.name for c in pop.dropped] == ["Patients"]
+    (inter,) = fc.intervention
+    assert [c.name for c in inter.concepts] == ["Echocardiography"]
+    assert [c.name for c in inter.dropped] == ["Diagnosis"]  # a MeSH category root (E01)
+    assert fc.to_dict()["population"][0]["dropped"][0]["cui"] == "D010361"
