@@ -75,6 +75,8 @@ class Annotator:
         self.rules = rules or load_rules()
 
     def annotate(self, citation: Citation) -> Annotation:
+        """Every extractor over the citation's title and abstract (either may be missing: a
+        citation without text gets empty lists and whatever its metadata says about evidence)."""
         doc = self.pipeline.process(citation)
         concepts = annotate_concepts(doc, self.matcher)
         problems = extract_problems(doc, concepts)
@@ -84,7 +86,7 @@ class Annotator:
             doc,
             concepts,
             primary_problem=primary,
-            interventions=[i.concepts[0] for i in interventions[:5]],
+            interventions=[i.concepts[0] for i in interventions[:5] if i.concepts],
             model=self.outcome_model,
         )
         return Annotation(

@@ -74,19 +74,24 @@ TERM_COLUMNS = (
 )
 REPEAT = 0.5
 PHRASE_WEIGHT = 0.5  # a phrase after a cue whose head is no known intervention noun
+COVERING_KIND = 0.3  # a concept of at least this kind weight leaves no room for a phrase over it
 MIN_STEM_WORD = 6  # letters in a word before its ending counts as a drug stem
 MAX_PHRASE = 6  # tokens
 # Words skipped at the start of a phrase after a cue ("randomized to receive either a ...").
 _PHRASE_SKIP = frozenset("a an the either both receive received receiving be being one two".split())
-# Words that alone make no phrase.
+# Words that alone make no phrase: function words and the vocabulary of study reports.
 _FUNCTION_WORDS = frozenset(
-    "the both since other others type types same this these those such another their its".split()
+    """the both since other others type types same this these those such another their its effect
+    effects efficacy effectiveness safety combination combinations crossover use study studies trial
+    trials dose doses dosage group groups arm arms response responses administration comparison
+    evaluation outcome outcomes result results patients subjects control controls""".split()
 )
 # Words that end a phrase after a cue (or start one before a cue).
 _PHRASE_STOP = frozenset(
     """in on for among with to versus vs compared or and at during after before was were is are has
     have had by from as than who which that of plus alone may can could will would should did does
-    be been being not no all each per every""".split()
+    be been being not no all each per every when where while whereas if because although since then
+    also but so""".split()
 )
 
 
@@ -255,6 +260,38 @@ def _phrase_mentions(
     return out
 
 
+def _recurring(doc: Document, phrases: list[Mention], taken: set[int]) -> list[Mention]:
+    """The phrases with their other occurrences in the document. A phrase known by nothing but
+    its cue ("treated with the objective of ...") must occur twice to count: a name recurs."""
+    toks = doc.tokens
+    folded = [t.text.casefold() for t in toks]
+    by_key: dict[str, list[Mention]] = {}
+    for m in phrases:
+        by_key.setdefault(m.key, []).append(m)
+    out: list[Mention] = []
+    for key, ms in by_key.items():
+        first = ms[0]
+        words = [t.casefold() for t in doc.text[first.start : first.end].split()]
+        n = first.token_end - first.token_start
+        spans = {(m.token_start, m.token_end) for m in ms}
+        used = set(taken)
+        for m in ms:
+            used.update(range(m.token_start, m.token_end))
+        for i in range(len(toks) - n + 1):
+            if (i, i + n) in spans or folded[i : i + n] != folded[first.token_start : first.token_end]:
+                continue
+            if any(k in used for k in range(i, i + n)) or toks[i + n - 1].sentence != toks[i].sentence:
+                continue
+            used.update(range(i, i + n))
+            a, b = toks[i].start, toks[i + n - 1].end
+            ms.append(
+                Mention(key, a, b, toks[i].sentence, i, i + n, first.kind, first.kind_why + ", repeated")
+            )
+        if len(ms) >= 2 or first.kind > PHRASE_WEIGHT or len(words) > 1:
+            out.extend(ms)
+    return out
+
+
 def _phrase_word(token: str) -> bool:
     t = token.casefold()
     return t not in _PHRASE_STOP and t not in _participants() and any(ch.isalpha() for ch in t)
@@ -315,14 +352,10 @@ def extract_interventions(
     mentions = _concept_mentions(concepts, voc, kinds)
     # Tokens of any concept the index knows: a term or phrase there is that concept's business.
     covered = {k for c in concepts for k in range(c.token_start, c.token_end)}
-    strong = {k for m in mentions if m.kind >= PHRASE_WEIGHT for k in range(m.token_start, m.token_end)}
+    strong = {k for m in mentions if m.kind >= COVERING_KIND for k in range(m.token_start, m.token_end)}
     mentions += _term_mentions(doc, terms, covered)
-    mentions += _phrase_mentions(
-        doc,
-        before + after,
-        terms,
-        strong | {k for m in mentions if m.concept is None for k in range(m.token_start, m.token_end)},
-    )
+    taken = strong | {k for m in mentions if m.concept is None for k in range(m.token_start, m.token_end)}
+    mentions += _recurring(doc, _phrase_mentions(doc, before + after, terms, taken), taken)
     sentence_cue: dict[int, WeightedCue | None] = {}
     totals: dict[str, float] = {}
     best: dict[str, tuple[float, Mention]] = {}

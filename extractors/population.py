@@ -344,12 +344,21 @@ def extract_population(
                 end_tok += 1
             head_end = end_tok
             end_tok = _extend_right(doc, s, end_tok)
-            if left is None and n_eq is None and end_tok > head_end:
+            late_n = _n_equals_after(doc, s, end_tok) if n_eq is None and end_tok > head_end else None
+            if late_n is not None:
+                # "Participants with MS (n = 54)": the count follows the description
+                base = max(base, 0.9)
+                end_tok = late_n
+                why = [w for w in why if w != "group without a head count"]
+                why.append("pattern GROUP ... (n = N) after the description")
+            elif left is None and n_eq is None and end_tok > head_end:
                 base *= 1.25  # "patients with acute otitis media" says more than "patients"
                 why.append("described group x1.25")
             score = base * pos_w
             why.append(f"position {pos_why} x{pos_w:.2f}")
             a, b = toks[start_tok].start, toks[end_tok - 1].end
+            while b > a + 1 and doc.text[b - 1] in ".,;:":
+                b -= 1  # "patients with chronic hepatitis B and C."
             out.append(
                 Candidate(
                     text=doc.text[a:b],

@@ -110,8 +110,9 @@ def _lookup(key: str, vocabulary: MeshVocabulary) -> str | None:
     return uis[0] if len(set(uis)) == 1 else None
 
 
-def _composed(doc: Document, c: Concept, vocabulary: MeshVocabulary) -> str | None:
-    """The more specific disorder named by the words before a generic mention, if MeSH has it."""
+def _composed(doc: Document, c: Concept, vocabulary: MeshVocabulary) -> tuple[str, int] | None:
+    """The more specific disorder named by the words before a generic mention, if MeSH has it,
+    with the first token of the words it took."""
     s = doc.sentences[c.sentence]
     words = c.text.casefold().split()
     heads = (words[-1], *_HEAD_VARIANTS.get(words[-1], ())) if words else ()
@@ -133,7 +134,7 @@ def _composed(doc: Document, c: Concept, vocabulary: MeshVocabulary) -> str | No
         for key in keys:
             ui = _lookup(key, vocabulary)
             if ui and ui != c.cui:
-                return ui
+                return ui, c.token_start - len(pre)
     return None
 
 
@@ -144,11 +145,13 @@ def _mentions(
     for c in concepts:
         if DISORDER not in c.groups or c.negated or not in_scope(doc.sentences[c.sentence], scope):
             continue
-        ui = _composed(doc, c, voc) if c.cui in voc else None
-        if ui is not None:
+        composed = _composed(doc, c, voc) if c.cui in voc else None
+        if composed is not None:
+            ui, first = composed
             d = voc.get(ui)
             assert d is not None
-            out.append(ProblemMention(ui, d.name, c.start, c.end, c.sentence, f"composed from {c.name}"))
+            start = doc.tokens[first].start
+            out.append(ProblemMention(ui, d.name, start, c.end, c.sentence, f"composed from {c.name}"))
         else:
             out.append(ProblemMention(c.cui, c.name, c.start, c.end, c.sentence, "concept"))
     # "HIV-infected": an agent's infection written as one adjective, matched by no concept.

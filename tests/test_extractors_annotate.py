@@ -1,0 +1,83 @@
+"""``Annotator``: every extractor over one citation, and the ``Annotation`` interface others use."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import pytest
+
+from ebm.citation import Citation
+from ebm.concepts.matcher import DictionaryMatcher
+from ebm.medline import iter_bundled
+from extractors.annotate import Annotation, Annotator
+
+PMIDS = {"9505772", "16691061", "20369616"}
+
+
+@pytest.fixture(scope="module")
+def annotator(concept_index: Path) -> Annotator:
+    return Annotator(matcher=DictionaryMatcher(concept_index))
+
+
+@pytest.fixture(scope="module")
+def annotations(annotator: Annotator) -> dict[str, Annotation]:
+    out = {c.pmid: annotator.annotate(c) for c in iter_bundled() if c.pmid in PMIDS}
+    assert set(out) == PMIDS
+    return out
+
+
+def test_all_elements_of_a_trial(annotations) -> None:
+    a = annotations["16691061"]  # cellulose sulfate gel in HIV-infected women
+    assert a.population[0].text == "Fifty-nine HIV-infected women"
+    assert a.primary_problem is not None and a.primary_problem.names == ("HIV Infections",)
+    assert a.primary_problem is a.problems[0]
+    assert {"gel", "cellulose", "placebo"} <= {c.text for c in a.interventions[:4]}
+    assert a.evidence.grade is None  # PICO-data gives MeSH headings, no publication types
+    assert annotations["9505772"].evidence.grade == "A"  # MEDLINE: Randomized Controlled Trial
+
+
+def test_top_outcomes_in_abstract_order(annotations) -> None:
+    for a in annotations.values():
+        tops = a.top_outcomes(3)
+        assert len(tops) == min(3, sum(s.position != "title" for s in a.document.sentences))
+        assert [o.sentence for o in tops] == sorted(o.sentence for o in tops)
+        assert all(a.document.sentences[o.sentence].position != "title" for o in tops)
+        best = {o.sentence for o in a.outcomes[: len(tops) + 1]}
+        assert {o.sentence for o in tops} <= best  # the title, when ranked, is skipped
+
+
+def test_to_dict_shape_is_json(annotations) -> None:
+    a = annotations["20369616"]
+    d = json.loads(json.dumps(a.to_dict(concepts=True)))
+    assert set(d) == {
+        "pmid",
+        "title",
+        "population",
+        "problems",
+        "interventions",
+        "outcomes",
+        "evidence",
+        "concepts",
+    }
+    assert d["pmid"] == "20369616" and len(d["population"]) <= 3
+    assert d["interventions"][0] == {**d["interventions"][0], "text": "remaxol", "concepts": [], "names": []}
+    keys = {"text", "start", "end", "score", "sentence", "concepts", "names", "evidence"}
+    assert all(set(c) == keys for c in d["population"] + d["problems"] + d["interventions"])
+    assert set(d["evidence"]) == {"grade", "study_class", "s_study", "reasons"}
+    assert "concepts" not in a.to_dict()
+
+
+def test_annotation_pickles(annotations) -> None:
+    # The annotation cache (ebm/annotation_cache.py) stores pickled annotations.
+    a = annotations["9505772"]
+    b = pickle.loads(pickle.dumps(a))
+    assert b.to_dict() == a.to_dict()
+
+
+def test_citation_without_text(annotator: Annotator) -> None:
+    a = annotator.annotate(Citation(pmid="1"))
+    assert (a.population, a.problems, a.interventions, a.outcomes) == ([], [], [], [])
+    assert a.primary_problem is None and a.top_outcomes() == []
+    assert a.evidence.grade is None

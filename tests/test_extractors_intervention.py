@@ -1,0 +1,116 @@
+"""Intervention extractor on real abstracts of the bundled corpus; its rule tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ebm.citation import Citation
+from ebm.concepts.annotate import Concept, annotate
+from ebm.concepts.matcher import DictionaryMatcher
+from ebm.errors import InputError
+from ebm.medline import iter_bundled
+from ebm.mesh import mesh
+from ebm.paths import rules_dir
+from ebm.text.document import Document
+from ebm.text.pipeline import default_pipeline
+from extractors.cues import best_cue, load_weighted_cues
+from extractors.intervention import default_kinds, extract_interventions, load_intervention_terms
+
+PMIDS = {"7028532", "8101194", "9833745", "16124442", "17954800", "20369616"}
+
+
+@pytest.fixture(scope="module")
+def processed(concept_index: Path) -> dict[str, tuple[Citation, Document, list[Concept]]]:
+    matcher = DictionaryMatcher(concept_index)
+    pipeline = default_pipeline()
+    out = {}
+    for c in iter_bundled():
+        if c.pmid in PMIDS:
+            doc = pipeline.process(c)
+            out[c.pmid] = (c, doc, annotate(doc, matcher))
+    assert set(out) == PMIDS
+    return out
+
+
+def top(processed, pmid: str, n: int) -> list[tuple[str, tuple[str, ...]]]:
+    _, doc, concepts = processed[pmid]
+    return [(c.text, c.concepts) for c in extract_interventions(doc, concepts)[:n]]
+
+
+def test_drugs_under_comparison(processed) -> None:
+    # "Comparison of the effects of terazosin and enalapril on ... blood pressure": terazosin is no
+    # MeSH 2024 descriptor here (a supplementary concept): its stem -azosin names it a drug.
+    assert top(processed, "8101194", 2) == [("terazosin", ()), ("enalapril", ("D004656",))]
+    _, doc, concepts = processed["8101194"]
+    first = extract_interventions(doc, concepts)[0]
+    assert "drug name (stem -azosin)" in first.evidence[0]
+    ranked = [c.text for c in extract_interventions(doc, concepts)]
+    assert ranked.index("blood pressure") > 5  # the measured outcome, not an intervention
+
+
+def test_drug_unknown_to_mesh_found_after_a_cue(processed) -> None:
+    # "A controlled trial with diclofensine ...": diclofensine against the reference maprotiline.
+    assert top(processed, "7028532", 2) == [("diclofensine", ()), ("maprotiline", ("D008376",))]
+    # "remaxol" recurs after cues ("effects of remaxol") and is the intervention of its trial.
+    assert top(processed, "20369616", 2) == [("remaxol", ()), ("placebo", ())]
+
+
+def test_title_drug_and_placebo(processed) -> None:
+    assert top(processed, "9833745", 2) == [("mexiletine", ("D008801",)), ("placebo", ())]
+    assert [t for t, _ in top(processed, "16124442", 2)] == ["zidovudine", "zalcitabine"]
+
+
+def test_all_arms_of_a_comparison(processed) -> None:
+    # "Chlorhexidine-based antiseptic solution vs alcohol-based povidone-iodine for central venous
+    # catheter care": every product compared is returned.
+    texts = [t for t, _ in top(processed, "17954800", 4)]
+    assert {"povidone-iodine", "alcohol", "chlorhexidine"} <= set(texts)
+
+
+def test_scores_and_evidence(processed) -> None:
+    for _, doc, concepts in processed.values():
+        found = extract_interventions(doc, concepts)
+        assert [c.score for c in found] == sorted((c.score for c in found), reverse=True)
+        for c in found:
+            assert doc.text[c.start : c.end] == c.text and c.evidence
+            assert c.sentence == doc.sentence_at(c.start).index
+
+
+def test_kind_weights() -> None:
+    kinds, voc = default_kinds(), mesh()
+    assert kinds.weight("D008376", voc)[0] == 1.0  # Maprotiline: a drug
+    assert kinds.weight("D001794", voc)[0] < 0.1  # Blood Pressure: measured, not given
+    assert kinds.weight("D013812", voc)[0] == 0.1  # Therapeutics ("treatment"): a category root
+    assert kinds.weight("D004636", voc)[0] <= 0.1  # Emergency Service, Hospital: a setting
+    assert kinds.weight("C0000000", voc) is None  # not MeSH
+
+
+def test_cue_places() -> None:
+    cues = load_weighted_cues(rules_dir() / "intervention_cues.tsv")
+    before = [c for c in cues if c.where == "before"]
+    after = [c for c in cues if c.where == "after"]
+    assert (
+        best_cue(before, "patients were randomly assigned to receive either").phrase == "randomly assigned to"
+    )
+    assert best_cue(before, "randomly assigned to the control arm and then given") is None  # too far
+    assert best_cue(after, " or placebo for 12 weeks").phrase == "or placebo"
+    assert best_cue(after, " in 12 patients or placebo") is None  # not right after the mention
+
+
+def test_bad_tables_name_file_and_line(tmp_path: Path) -> None:
+    cues = tmp_path / "cues.tsv"
+    cues.write_text("# c\nrandomized to\t2\tbefore\nversus\t2\tbeside\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"cues\.tsv:3: column 'where'.*before"):
+        load_weighted_cues(cues)
+    cues.write_text("randomized to\t-1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"cues\.tsv:1: column 'weight': -1 is below the minimum"):
+        load_weighted_cues(cues)
+    terms = tmp_path / "terms.tsv"
+    terms.write_text("stem\tmab\t1\nstem\tpril ace\t1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"terms\.tsv:2: a stem is one word ending"):
+        load_intervention_terms(terms)
+    terms.write_text("drug\tmab\t1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"terms\.tsv:1: column 'kind'"):
+        load_intervention_terms(terms)
