@@ -78,8 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--min-hits",
         type=int,
-        default=20,
-        help="relax the query until this many citations match (default 20)",
+        help="relax the query while fewer citations match (default: --candidates)",
     )
     p.add_argument(
         "--ranker",
@@ -291,6 +290,14 @@ def run_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _short(where: str) -> str:
+    """A rule file path relative to the working directory when it is below it."""
+    try:
+        return str(Path(where).relative_to(Path.cwd()))
+    except ValueError:
+        return where
+
+
 def print_explanation(x, out: TextIO) -> None:  # Explanation
     width = _width()
     a = x.annotation
@@ -345,7 +352,7 @@ def print_explanation(x, out: TextIO) -> None:  # Explanation
         print(f"\n{title}", file=out)
         items = [c for c in e.contributions if c.component in components]
         for c in items:
-            at = f"  [{c.where}]" if c.where else ""
+            at = f"  [{_short(c.where)}]" if c.where else ""
             line(f"{c.points:+.3g}  {c.component}: {c.reason}{at}", "  ")
         if not items:
             line("(nothing)", "  ")

@@ -59,7 +59,7 @@ def score_task(citation: Citation, task: str, rules: RuleSet, vocabulary: MeshVo
         rule = f"{row.task} {row.kind} {row.term!r} ({row.major:g} / {row.minor:g})"
         if hit.via is not None:
             v = hit.via
-            rule += f" via {v.task} {v.kind} {v.term!r} [{v.where}]"
+            rule += f", the {v.task} row {v.kind} {v.term!r} (line {v.line})"
         out.append(Contribution("task", hit.weight, f"{hit.kind} {hit.term!r}, {theme}: {rule}", row.where))
     if citation.extra.get("mesh_major_unknown"):
         out.append(
