@@ -21,6 +21,7 @@ import hashlib
 import json
 import pickle
 import sqlite3
+import threading
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -94,14 +95,16 @@ def version_of(annotator: Annotator) -> str:
 
 
 class AnnotationCache:
-    """Annotations on disk, keyed by (PMID, annotator version)."""
+    """Annotations on disk, keyed by (PMID, annotator version). One cache may serve several
+    threads (a web server's): its connection is shared under a lock."""
 
     def __init__(self, path: Path, version: str) -> None:
         self.path = Path(path)
         self.version = version
+        self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=30)
+            self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS annotations ("
@@ -110,7 +113,9 @@ class AnnotationCache:
             )
             self._db.commit()
         except (sqlite3.Error, OSError) as exc:
-            raise DataError(f"annotation cache {self.path}: {exc}") from exc
+            raise DataError(
+                f"annotation cache {self.path}: {exc} (run with --no-cache to go without)"
+            ) from exc
         self.hits = 0
         self.misses = 0
 
@@ -133,10 +138,14 @@ class AnnotationCache:
         for i in range(0, len(pmids), 500):
             chunk = pmids[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                f"SELECT pmid, digest, data FROM annotations WHERE version = ? AND pmid IN ({marks})",
-                (self.version, *chunk),
-            ).fetchall()
+            try:
+                with self._lock:
+                    rows = self._db.execute(
+                        f"SELECT pmid, digest, data FROM annotations WHERE version = ? AND pmid IN ({marks})",
+                        (self.version, *chunk),
+                    ).fetchall()
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
             for pmid, digest, data in rows:
                 if digest != wanted[pmid]:
                     continue
@@ -157,12 +166,18 @@ class AnnotationCache:
             rows.append((a.citation.pmid, self.version, citation_digest(a.citation), blob))
         if not rows:
             return
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO annotations VALUES (?, ?, ?, ?)", rows)
+        try:
+            with self._lock, self._db:
+                self._db.executemany("INSERT OR REPLACE INTO annotations VALUES (?, ?, ?, ?)", rows)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    def _error(self, exc: Exception) -> DataError:
+        return DataError(f"annotation cache {self.path}: {exc} (delete the file, or run with --no-cache)")
 
     def prune(self) -> int:
         """Drop the entries of other annotator versions; the number dropped."""
-        with self._db:
+        with self._lock, self._db:
             cur = self._db.execute("DELETE FROM annotations WHERE version != ?", (self.version,))
         return cur.rowcount
 

@@ -213,3 +213,16 @@ def test_cli_errors_are_messages(cli_home: None, capsys: pytest.CaptureFixture[s
     assert "PMID 1 is not in the local store" in capsys.readouterr().err
     assert main(["ask", "--frame", frame, "--rules", "/nonexistent/rules"]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_unusable_cache_is_a_clear_error(tmp_path: Path, concept_index: Path) -> None:
+    from ebm.annotation_cache import AnnotationCache
+    from ebm.errors import DataError
+
+    (tmp_path / "annotations.sqlite").mkdir()
+    with pytest.raises(DataError, match="annotation cache .*--no-cache"):
+        AnnotationCache(tmp_path / "annotations.sqlite", "v")
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database" * 100)
+    with pytest.raises(DataError, match="annotation cache"):
+        AnnotationCache(junk, "v")
