@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from ebm.errors import InputError
@@ -76,3 +77,28 @@ def best_cue(cues: list[WeightedCue], text: str) -> WeightedCue | None:
         if (best is None or c.weight > best.weight) and c.pattern.search(text):
             best = c
     return best
+
+
+@dataclass(frozen=True)
+class CueSet:
+    """Cues searched together: one alternation finds whether any of them occurs at all."""
+
+    cues: tuple[WeightedCue, ...]
+    any: re.Pattern[str]
+
+    def best(self, text: str) -> WeightedCue | None:
+        """``best_cue`` over the set, answered at once when none of the phrases occurs in ``text``."""
+        if not self.cues or not self.any.search(text):
+            return None
+        return best_cue(list(self.cues), text)
+
+    def positions(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of every occurrence of any phrase, leftmost-longest, not overlapping."""
+        return [m.span() for m in self.any.finditer(text)] if self.cues else []
+
+
+@cache
+def cue_set(cues: tuple[WeightedCue, ...]) -> CueSet:
+    phrases = sorted({_words(c.phrase) for c in cues}, key=len, reverse=True)
+    body = "|".join(phrases) or r"(?!)"
+    return CueSet(cues, re.compile(rf"(?<![\w-])(?:{body})(?![\w-])", re.IGNORECASE))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -39,7 +39,7 @@ from ebm.paths import rules_dir
 from ebm.rules.table import choice, load, number, text
 from ebm.text.document import Document, Sentence
 from extractors.candidate import Candidate
-from extractors.cues import WeightedCue, best_cue, load_weighted_cues
+from extractors.cues import CueSet, WeightedCue, cue_set, load_weighted_cues
 from extractors.tree_weights import TreeWeights, load_tree_weights
 
 # Concepts without MeSH trees (UMLS CUIs) are interventions by semantic group.
@@ -102,15 +102,23 @@ class InterventionTerms:
     stems: tuple[tuple[str, float], ...]  # longest first
     words: dict[tuple[str, ...], float]  # lower-cased token sequence -> weight
     heads: dict[str, float]
+    stem_pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    first_words: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        alternatives = "|".join(re.escape(s) for s, _ in self.stems) or "(?!)"
+        object.__setattr__(self, "stem_pattern", re.compile(rf"\w{{3,}}?({alternatives})"))
+        object.__setattr__(self, "first_words", frozenset(w[0] for w in self.words))
 
     def stem(self, word: str) -> tuple[float, str] | None:
-        w = word.casefold()
-        if len(w) < MIN_STEM_WORD or not w.isalpha():
+        """(weight, why) when ``word`` ends in a drug stem after at least 3 letters."""
+        if len(word) < MIN_STEM_WORD or not word.isalpha():
             return None
-        for stem, weight in self.stems:
-            if w.endswith(stem) and len(w) - len(stem) >= 3:
-                return weight, f"drug name (stem -{stem})"
-        return None
+        m = self.stem_pattern.fullmatch(word.casefold())
+        if m is None:
+            return None
+        stem = m.group(1)
+        return next(w for s, w in self.stems if s == stem), f"drug name (stem -{stem})"
 
 
 def load_intervention_terms(path: Path) -> InterventionTerms:
@@ -186,7 +194,8 @@ def _term_mentions(doc: Document, terms: InterventionTerms, covered: set[int]) -
             i += 1
             continue
         hit: Mention | None = None
-        for n in range(min(longest, len(toks) - i), 0, -1):
+        first = toks[i].text.casefold() in terms.first_words
+        for n in range(min(longest, len(toks) - i) if first else 0, 0, -1):
             key = tuple(t.text.casefold() for t in toks[i : i + n])
             if key in terms.words and toks[i + n - 1].sentence == toks[i].sentence:
                 t0, t1 = toks[i], toks[i + n - 1]
@@ -209,7 +218,8 @@ def _term_mentions(doc: Document, terms: InterventionTerms, covered: set[int]) -
 
 def _phrase_mentions(
     doc: Document,
-    cues: list[WeightedCue],
+    before: CueSet,
+    after: CueSet,
     terms: InterventionTerms,
     covered: set[int],
 ) -> list[Mention]:
@@ -219,52 +229,58 @@ def _phrase_mentions(
     out: list[Mention] = []
     seen: set[tuple[int, int]] = set()
     for s in doc.sentences:
-        for cue in cues:
-            for m in cue.find(s.text):
-                if cue.where == "before":
-                    i = bisect.bisect_left(starts, s.start + m.end(), s.token_start, s.token_end)
-                    skipped = 0
-                    while i < s.token_end and toks[i].text.casefold() in _PHRASE_SKIP and skipped < 3:
-                        i += 1
-                        skipped += 1
-                    j = i
-                    while j < s.token_end and j - i < MAX_PHRASE and _phrase_word(toks[j].text):
-                        j += 1
-                else:
-                    j = bisect.bisect_left(starts, s.start + m.start(), s.token_start, s.token_end)
-                    i = j
-                    while i > s.token_start and j - i < MAX_PHRASE and _phrase_word(toks[i - 1].text):
-                        i -= 1
-                while i < j and toks[i].text.casefold() in _PHRASE_SKIP:
-                    i += 1  # "the postconditioning group": the phrase starts after the article
-                if j <= i or (i, j) in seen or any(k in covered for k in range(i, j)):
-                    continue
-                seen.add((i, j))
-                words = [t.text for t in toks[i:j]]
-                if not any(len(w) >= 3 and w.casefold() not in _FUNCTION_WORDS for w in words):
-                    continue
-                stem = next((x for w in words if (x := terms.stem(w))), None)
-                if stem:
-                    kind = stem
-                    key = next(w for w in words if terms.stem(w)).casefold()
-                elif words[-1].casefold() in terms.heads:
-                    kind = (terms.heads[words[-1].casefold()], f"phrase after a cue, head {words[-1]!r}")
-                    key = " ".join(words).casefold()
-                else:
-                    kind = (PHRASE_WEIGHT, "phrase after a cue")
-                    key = " ".join(words).casefold()
-                if all(w.casefold() in terms.heads for w in words):
-                    continue  # "treatment", "the intervention": names nothing in particular
-                a, b = toks[i].start, toks[j - 1].end
-                out.append(Mention(key, a, b, s.index, i, j, kind[0], kind[1]))
+        found = [("before", span) for span in before.positions(s.text)]
+        found += [("after", span) for span in after.positions(s.text)]
+        for where, (m_start, m_end) in found:
+            if where == "before":
+                i = bisect.bisect_left(starts, s.start + m_end, s.token_start, s.token_end)
+                skipped = 0
+                while i < s.token_end and toks[i].text.casefold() in _PHRASE_SKIP and skipped < 3:
+                    i += 1
+                    skipped += 1
+                j = i
+                while j < s.token_end and j - i < MAX_PHRASE and _phrase_word(toks[j].text):
+                    j += 1
+            else:
+                j = bisect.bisect_left(starts, s.start + m_start, s.token_start, s.token_end)
+                i = j
+                while i > s.token_start and j - i < MAX_PHRASE and _phrase_word(toks[i - 1].text):
+                    i -= 1
+            while i < j and toks[i].text.casefold() in _PHRASE_SKIP:
+                i += 1  # "the postconditioning group": the phrase starts after the article
+            if j <= i or (i, j) in seen or any(k in covered for k in range(i, j)):
+                continue
+            seen.add((i, j))
+            words = [t.text for t in toks[i:j]]
+            if not any(len(w) >= 3 and w.casefold() not in _FUNCTION_WORDS for w in words):
+                continue
+            stem = next((x for w in words if (x := terms.stem(w))), None)
+            if stem:
+                kind = stem
+                key = next(w for w in words if terms.stem(w)).casefold()
+            elif words[-1].casefold() in terms.heads:
+                kind = (terms.heads[words[-1].casefold()], f"phrase after a cue, head {words[-1]!r}")
+                key = " ".join(words).casefold()
+            else:
+                kind = (PHRASE_WEIGHT, "phrase after a cue")
+                key = " ".join(words).casefold()
+            if all(w.casefold() in terms.heads for w in words):
+                continue  # "treatment", "the intervention": names nothing in particular
+            a, b = toks[i].start, toks[j - 1].end
+            out.append(Mention(key, a, b, s.index, i, j, kind[0], kind[1]))
     return out
 
 
 def _recurring(doc: Document, phrases: list[Mention], taken: set[int]) -> list[Mention]:
     """The phrases with their other occurrences in the document. A phrase known by nothing but
     its cue ("treated with the objective of ...") must occur twice to count: a name recurs."""
+    if not phrases:
+        return []
     toks = doc.tokens
     folded = [t.text.casefold() for t in toks]
+    where: dict[str, list[int]] = {}
+    for i, t in enumerate(folded):
+        where.setdefault(t, []).append(i)
     by_key: dict[str, list[Mention]] = {}
     for m in phrases:
         by_key.setdefault(m.key, []).append(m)
@@ -277,8 +293,10 @@ def _recurring(doc: Document, phrases: list[Mention], taken: set[int]) -> list[M
         used = set(taken)
         for m in ms:
             used.update(range(m.token_start, m.token_end))
-        for i in range(len(toks) - n + 1):
-            if (i, i + n) in spans or folded[i : i + n] != folded[first.token_start : first.token_end]:
+        for i in where.get(folded[first.token_start], ()):
+            if i + n > len(toks) or (i, i + n) in spans:
+                continue
+            if folded[i : i + n] != folded[first.token_start : first.token_end]:
                 continue
             if any(k in used for k in range(i, i + n)) or toks[i + n - 1].sentence != toks[i].sentence:
                 continue
@@ -321,13 +339,11 @@ def position_weight(sentence: Sentence) -> tuple[float, str]:
     return 1.0, "body"
 
 
-def _mention_cue(
-    doc: Document, c: Mention, before: list[WeightedCue], after: list[WeightedCue]
-) -> WeightedCue | None:
+def _mention_cue(doc: Document, c: Mention, before: CueSet, after: CueSet) -> WeightedCue | None:
     s = doc.sentences[c.sentence]
     left = doc.tokens[max(s.token_start, c.token_start - LOCAL_WINDOW)].start
-    cue_b = best_cue(before, doc.text[left : c.start])
-    cue_a = best_cue(after, doc.text[c.end : min(s.end, c.end + AFTER_CHARS)])
+    cue_b = before.best(doc.text[left : c.start])
+    cue_a = after.best(doc.text[c.end : min(s.end, c.end + AFTER_CHARS)])
     if cue_a and (cue_b is None or cue_a.weight > cue_b.weight):
         return cue_a
     return cue_b
@@ -346,16 +362,16 @@ def extract_interventions(
     cues = intervention_cues() if cues is None else cues
     kinds = kinds or default_kinds()
     terms = terms or default_terms()
-    whole = [c for c in cues if c.where == "sentence"]
-    before = [c for c in cues if c.where == "before"]
-    after = [c for c in cues if c.where == "after"]
+    whole = cue_set(tuple(c for c in cues if c.where == "sentence"))
+    before = cue_set(tuple(c for c in cues if c.where == "before"))
+    after = cue_set(tuple(c for c in cues if c.where == "after"))
     mentions = _concept_mentions(concepts, voc, kinds)
     # Tokens of any concept the index knows: a term or phrase there is that concept's business.
     covered = {k for c in concepts for k in range(c.token_start, c.token_end)}
     strong = {k for m in mentions if m.kind >= COVERING_KIND for k in range(m.token_start, m.token_end)}
     mentions += _term_mentions(doc, terms, covered)
     taken = strong | {k for m in mentions if m.concept is None for k in range(m.token_start, m.token_end)}
-    mentions += _recurring(doc, _phrase_mentions(doc, before + after, terms, taken), taken)
+    mentions += _recurring(doc, _phrase_mentions(doc, before, after, terms, taken), taken)
     sentence_cue: dict[int, WeightedCue | None] = {}
     totals: dict[str, float] = {}
     best: dict[str, tuple[float, Mention]] = {}
@@ -364,7 +380,7 @@ def extract_interventions(
         s = doc.sentences[m.sentence]
         pw, where = position_weight(s)
         if m.sentence not in sentence_cue:
-            sentence_cue[m.sentence] = best_cue(whole, s.text)
+            sentence_cue[m.sentence] = whole.best(s.text)
         cue = sentence_cue[m.sentence]
         local = _mention_cue(doc, m, before, after)
         if local and (cue is None or local.weight > cue.weight):
