@@ -1,0 +1,281 @@
+"""The web PICO form and JSON API (``ebm serve``): Flask with Jinja2 templates.
+
+Pages (no JavaScript anywhere: a progress page refreshes itself with ``<meta refresh>``, the
+"why ranked here" panels are ``<details>`` elements):
+
+    GET  /                 the PICO form (query arguments pre-fill it: /?task=therapy&problem=...)
+    POST /ask              validate; errors go back to the form next to their fields, a valid
+                           question is queued and the browser sent to its results page
+    GET  /results/<job>    progress while the question runs, then one card per citation
+
+JSON API (errors as ``{"error": message, "field": name}``):
+
+    POST /api/ask          a frame (or {"frame": {...}, "source", "top", "explain"}) -> the
+                           ``ebm ask --format json`` document; ?wait=0 returns 202 and a job URL
+    GET  /api/jobs/<job>   a job's state, or its document when done
+    GET  /api/status       whether the models are loaded
+
+Templates autoescape everything (titles and abstracts contain <, > and &); requests are
+limited in size; errors are pages (or JSON) with the message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from flask import Flask, Response, jsonify, redirect, render_template, request, url_for
+from werkzeug.exceptions import HTTPException, SecurityError
+
+from ebm.ask import AskConfig
+from ebm.errors import InputError
+from ebm.frame import Frame, Task
+from ebm.web.forms import (
+    DEFAULT_TOP,
+    FORM_FIELDS,
+    MAX_ITEMS,
+    MAX_TEXT,
+    SOURCES,
+    TOP_CHOICES,
+    FieldError,
+    FormResult,
+    form_values,
+    validate_form,
+    validate_json,
+)
+from ebm.web.jobs import Job, Runner
+
+log = logging.getLogger("ebm.web")
+
+MAX_REQUEST = 64 * 1024  # bytes: a frame is a few hundred
+API_WAIT = 600.0  # seconds POST /api/ask waits for its answer before returning the job URL
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"]
+
+# Questions from the paper (section 4 and Table 1) that pre-fill the form.
+EXAMPLES: dict[str, Frame] = {
+    "fever": Frame(
+        Task.THERAPY,
+        problem="acute febrile illness",
+        population=("children",),
+        intervention=("acetaminophen",),
+        comparison=("ibuprofen",),
+        outcome="reducing fever",
+    ),
+    "leg-cramps": Frame(Task.THERAPY, problem="leg cramps", intervention=("quinine",)),
+}
+
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+def create_app(
+    config: AskConfig | None = None,
+    *,
+    runner: Runner | None = None,
+    warm: bool = True,
+    warm_frames: Sequence[Frame] = (),
+    trusted_hosts: Sequence[str] | None = None,
+) -> Flask:
+    """The application; its worker thread starts at once (and warms up unless ``warm=False``).
+    ``trusted_hosts``: the Host names accepted (the loopback names when serving on loopback,
+    so a web page elsewhere cannot reach the server through DNS rebinding)."""
+    app = Flask(__name__)
+    app.config.update(
+        MAX_CONTENT_LENGTH=MAX_REQUEST,
+        MAX_FORM_MEMORY_SIZE=MAX_REQUEST,
+        MAX_FORM_PARTS=50,
+        TRUSTED_HOSTS=list(trusted_hosts) if trusted_hosts else None,
+        JSON_SORT_KEYS=False,
+    )
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    app.jinja_env.autoescape = True  # every template, whatever its name
+    app.jinja_env.trim_blocks = True
+    app.jinja_env.lstrip_blocks = True
+    runner = runner or Runner(config, warm=warm, warm_frames=warm_frames)
+    app.extensions["ebm_runner"] = runner.start()
+
+    def page_context() -> dict[str, Any]:
+        return {"status": runner.status, "source_default": runner.config.source}
+
+    def form_page(result: FormResult | None = None, status: int = 200) -> tuple[str, int]:
+        values = result.values if result else _prefill(request.args)
+        errors = result.errors if result else {}
+        return (
+            render_template(
+                "form.html",
+                values=values,
+                errors=errors,
+                labels=FORM_FIELDS,
+                tasks=[t.value for t in Task],
+                sources=SOURCES,
+                top_choices=TOP_CHOICES,
+                max_text=MAX_TEXT,
+                max_items=MAX_ITEMS,
+                examples=EXAMPLES,
+                **page_context(),
+            ),
+            status,
+        )
+
+    def error_page(message: str, status: int, title: str = "Something went wrong") -> tuple[str, int]:
+        return render_template("error.html", title=title, message=message, **page_context()), status
+
+    def job_or_404(job_id: str) -> Job:
+        job = runner.get(job_id)
+        if job is None:
+            raise _NotFound(f"no question {job_id!r} here (the server keeps recent questions only)")
+        return job
+
+    @app.get("/")
+    def index() -> Any:
+        return form_page()
+
+    @app.post("/ask")
+    def ask() -> Any:
+        result = validate_form(request.form)
+        if result.question is None:
+            return form_page(result, 400)
+        job = runner.submit(result.question)
+        return redirect(url_for("results", job_id=job.id), 303)
+
+    @app.get("/results/<job_id>")
+    def results(job_id: str) -> Any:
+        job = job_or_404(job_id)
+        if job.state == "failed":
+            message = job.error or "the question failed"
+            return error_page(message, _ERROR_STATUS[job.error_kind], "The question could not be answered")
+        if job.state != "done":
+            return render_template("progress.html", job=job, **page_context())
+        result = job.result
+        assert result is not None
+        return render_template(
+            "results.html",
+            job=job,
+            result=result,
+            frame=job.question.frame,
+            answers=result.top(job.question.top),
+            explanations=job.explanations,
+            again=form_values(job.question.frame) | {"source": job.question.source},
+            **page_context(),
+        )
+
+    @app.post("/api/ask")
+    def api_ask() -> Any:
+        if not request.is_json:
+            raise FieldError("send the frame as JSON (Content-Type: application/json)")
+        data = request.get_json(silent=True)
+        if data is None:
+            raise FieldError("the request body is not valid JSON")
+        question = validate_json(data)
+        job = runner.submit(question)
+        wait = request.args.get("wait", "1") not in ("0", "false", "no")
+        if not wait or not runner.wait(job, API_WAIT):
+            url = url_for("api_job", job_id=job.id)
+            return jsonify({"job": job.id, "state": job.state, "url": url}), 202, {"Location": url}
+        return job_response(job)
+
+    @app.get("/api/jobs/<job_id>")
+    def api_job(job_id: str) -> Any:
+        job = job_or_404(job_id)
+        if job.state in ("queued", "running"):
+            return jsonify(
+                {"job": job.id, "state": job.state, "step": job.step, "done": job.done, "total": job.total}
+            )
+        return job_response(job)
+
+    def job_response(job: Job) -> Any:
+        if job.state == "failed":
+            return jsonify({"error": job.error, "field": None}), _ERROR_STATUS[job.error_kind]
+        return jsonify(job.document())
+
+    @app.get("/api/status")
+    def api_status() -> Any:
+        return jsonify({"status": runner.status, "warmed_frames": runner.warmed_frames})
+
+    # --- errors: a page (or JSON under /api/) with the message, never a traceback ------------------
+
+    def wants_json() -> bool:
+        return request.path.startswith("/api/")
+
+    @app.errorhandler(FieldError)
+    def field_error(exc: FieldError) -> Any:
+        if wants_json():
+            return jsonify({"error": exc.message, "field": exc.field}), 400
+        return error_page(exc.message, 400, "Bad request")
+
+    @app.errorhandler(_NotFound)
+    def not_found(exc: _NotFound) -> Any:
+        if wants_json():
+            return jsonify({"error": str(exc), "field": None}), 404
+        return error_page(str(exc), 404, "Not found")
+
+    @app.errorhandler(SecurityError)
+    def foreign_host(exc: SecurityError) -> Any:
+        # No page here: URLs cannot be built for a Host this server does not answer to.
+        message = "this server answers only to its own address (e.g. http://127.0.0.1:PORT/)"
+        return Response(message + "\n", 400, mimetype="text/plain")
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Any:
+        code = exc.code or 500
+        message = _HTTP_MESSAGES.get(code) or exc.description or exc.name
+        if wants_json():
+            return jsonify({"error": message, "field": None}), code
+        return error_page(message, code, exc.name)
+
+    @app.errorhandler(Exception)
+    def internal_error(exc: Exception) -> Any:
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        message = "internal error; the server log has the details"
+        if wants_json():
+            return jsonify({"error": message, "field": None}), 500
+        return error_page(message, 500)
+
+    @app.after_request
+    def security_headers(response: Response) -> Response:
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    app.jinja_env.filters["num"] = _num
+    return app
+
+
+class _NotFound(InputError):
+    pass
+
+
+# A failed question's HTTP status by the kind of error (see ``Job.error_kind``).
+_ERROR_STATUS = {"input": 400, "service": 502, "data": 503, "internal": 500}
+
+_HTTP_MESSAGES = {
+    404: "no such page",
+    405: "this address does not take that kind of request",
+    413: f"the request is too large (at most {MAX_REQUEST // 1024} KiB)",
+}
+
+
+def _num(x: float, digits: int = 2) -> str:
+    """Points as the CLI prints them: signed where it matters, short."""
+    if x == 0:
+        return "0"
+    if abs(x) < 0.001:
+        return f"{x:.1e}"
+    return f"{x:.{digits}f}"
+
+
+def _prefill(args: Any) -> dict[str, str]:
+    """Form values from query arguments (an example, or "ask again"); unknown ones ignored."""
+    example = args.get("example")
+    if example in EXAMPLES:
+        return form_values(EXAMPLES[example])
+    values = {name: str(args.get(name, ""))[: MAX_TEXT * MAX_ITEMS] for name in FORM_FIELDS}
+    values["source"] = values["source"] if values["source"] in SOURCES else "local"
+    values["top"] = values["top"] or str(DEFAULT_TOP)
+    return values

@@ -1,0 +1,203 @@
+"""The PICO form in a real headless browser: Debian's chromium driven by Playwright.
+
+The server under test is the real command, ``python -m ebm serve --port 0``, on 127.0.0.1 and a
+free port, over the tests' EBM_HOME (the session's concept index, the default store built from
+the bundled corpus). Set EBM_UPDATE_SCREENSHOT=1 to refresh docs/screenshot-results.png.
+
+Needs ``apt-get install -y chromium`` and the ``test`` extra (Playwright's Python package; never
+``playwright install``: the browser is Debian's).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ebm.frame import load_frame
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--no-first-run",
+]
+SCREENSHOT = ROOT / "docs" / "screenshot-results.png"
+
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).is_file(), reason=f"chromium not installed at {CHROMIUM} (apt-get install -y chromium)"
+)
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as r:  # loopback only (network guard)
+        return r.read()
+
+
+@pytest.fixture(scope="module")
+def server(concept_index: Path) -> Iterator[str]:
+    """``ebm serve`` on 127.0.0.1 and a free port; its URL once the models are loaded."""
+    # The tests' data directory (the session's concept index; the store is built there).
+    env = dict(os.environ, PYTHONUNBUFFERED="1", EBM_HOME=str(concept_index.parent))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ebm", "serve", "--host", "127.0.0.1", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    log: list[str] = []
+    # Drain stderr (the server's log) so the pipe never fills up; keep it for failure messages.
+    threading.Thread(target=lambda: log.extend(proc.stderr), daemon=True).start()  # type: ignore[arg-type]
+    try:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        m = re.search(r"serving on (http://127\.0\.0\.1:\d+/)", line)
+        assert m, f"ebm serve did not start: {line!r} {''.join(log)[-2000:]}"
+        url = m.group(1)
+        deadline = time.monotonic() + 180
+        while (status := json.loads(_get(url + "api/status"))["status"]) != "ready":
+            assert not status.startswith("not ready"), status
+            assert proc.poll() is None, f"ebm serve exited: {''.join(log)[-2000:]}"
+            assert time.monotonic() < deadline, f"models not loaded in 180 s: {''.join(log)[-2000:]}"
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):  # -> playwright Page
+    context = browser.new_context(viewport={"width": 1200, "height": 1500})
+    pg = context.new_page()
+    pg.set_default_timeout(120_000)
+    yield pg
+    context.close()
+
+
+def _fill(page, frame, top: int | None = None) -> None:
+    page.select_option("#task", frame.task.value)
+    page.fill("#problem", frame.problem or "")
+    for name in ("co_problems", "population", "intervention", "comparison"):
+        page.fill(f"#{name}", "; ".join(getattr(frame, name)))
+    page.fill("#outcome", frame.outcome or "")
+    page.check("input[name=source][value=local]")
+    if top:
+        page.select_option("#top", str(top))
+
+
+def test_fever_question_ranked_cards_and_explanation(server: str, page) -> None:
+    frame = load_frame(ROOT / "questions" / "fever_acetaminophen_ibuprofen.yaml")
+    page.goto(server)
+    assert page.title().startswith("Ask a clinical question")
+    _fill(page, frame)
+    page.click("button[type=submit]")
+    # The progress page refreshes itself until the answers are there.
+    page.wait_for_selector("ol.answers li.card")
+    assert "/results/" in page.url
+    cards = page.locator("ol.answers li.card")
+    n = cards.count()
+    assert 1 <= n <= 10
+    ranks = [int(cards.nth(i).locator(".rank").inner_text()) for i in range(n)]
+    assert ranks == list(range(1, n + 1))
+    for i in range(n):
+        card = cards.nth(i)
+        pmid = card.get_attribute("data-pmid")
+        assert pmid and pmid.isdigit()
+        link = card.locator("a.pmid")
+        assert link.get_attribute("href") == f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+        assert link.inner_text() == f"PMID {pmid}"
+        assert re.fullmatch(r"Grade (A|B|C|unknown)", card.locator(".badge.grade").inner_text())
+        assert card.locator("h2.title").inner_text().strip()
+        score = card.locator("dl.score")
+        for label in ("Score", "PICO", "Strength of evidence", "Task"):
+            assert score.get_by_text(label, exact=True).count() == 1
+    # The query that was run, and its relaxations, are on the page.
+    query = page.locator("code.query-text").inner_text()
+    assert "acetaminophen" in query.casefold() or "fever" in query.casefold()
+    assert re.search(r"\d+ hits?;", page.locator("section.query p.hits").first.inner_text())
+    page.screenshot(path=str(_screenshot_path()))
+    # "Why ranked here" opens and shows every decision behind the score.
+    why = cards.first.locator("details.why")
+    assert why.get_attribute("open") is None
+    assert not why.locator(".why-body").is_visible()
+    why.locator("summary").click()
+    assert why.get_attribute("open") is not None
+    body = why.locator(".why-body")
+    assert body.is_visible()
+    assert "S_EBM =" in body.locator(".formula").inner_text()
+    assert body.locator("ul.contributions li").count() >= 3
+
+
+def _screenshot_path() -> Path:
+    if os.environ.get("EBM_UPDATE_SCREENSHOT") == "1":
+        return SCREENSHOT
+    return Path(os.environ["EBM_HOME"]) / "screenshot-results.png"
+
+
+def test_empty_problem_shows_message_next_to_field(server: str, page) -> None:
+    page.goto(server)
+    page.select_option("#task", "therapy")
+    page.fill("#intervention", "acetaminophen")
+    page.click("button[type=submit]")
+    message = page.locator("#problem-error")
+    message.wait_for()
+    assert "primary problem" in message.inner_text()
+    # Next to its field: inside the field's block, referenced by the input.
+    assert page.locator(".field.invalid #problem-error").count() == 1
+    assert page.get_attribute("#problem", "aria-invalid") == "true"
+    assert page.get_attribute("#problem", "aria-describedby") == "problem-error"
+    assert page.input_value("#intervention") == "acetaminophen"  # what was typed is kept
+    assert page.locator(".error").filter(has_text="task").count() == 0
+
+
+def test_abstract_markup_is_shown_as_text(server: str, page) -> None:
+    """PMID 15929820's outcome sentence has "(<or= 50 beats per minute)": unescaped, the browser
+    would open an <or=> element and swallow the text."""
+    page.goto(server)
+    page.select_option("#task", "therapy")
+    page.fill("#problem", "unstable angina")
+    page.fill("#intervention", "diltiazem")
+    page.select_option("#top", "50")
+    page.click("button[type=submit]")
+    page.wait_for_selector("ol.answers li.card")
+    card = page.locator("li.card[data-pmid='15929820']")
+    assert card.count() == 1
+    assert "(<or= 50 beats per minute)" in card.locator("ul.outcomes").inner_text()
+    assert page.locator("ul.outcomes or\\=").count() == 0
+    assert "&lt;or= 50" in page.content()
+
+
+def test_page_has_no_script(server: str, page) -> None:
+    page.goto(server + "?problem=" + urllib.request.quote("<script>alert(1)</script>"))
+    assert page.locator("script").count() == 0
+    assert page.input_value("#problem") == "<script>alert(1)</script>"
