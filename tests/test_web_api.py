@@ -21,7 +21,7 @@ from ebm.cli.serve import is_loopback
 from ebm.frame import frame_from_dict, load_frame
 from ebm.web.app import MAX_REQUEST, create_app
 from ebm.web.forms import MAX_ITEMS, MAX_TEXT, Question
-from ebm.web.jobs import Runner
+from ebm.web.jobs import Busy, Runner
 from tests.eutils_server import EutilsServer, eutils_server_fixture  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -396,3 +396,23 @@ def test_worker_reports_progress_and_warms_the_cache(concept_index: Path, tmp_pa
         assert job.result is not None and job.result.cached < len(job.result.answers)
     finally:
         runner.stop()
+
+
+def test_too_many_waiting_questions_are_refused_not_queued() -> None:
+    idle = Runner(warm=False, max_pending=1)  # not started: its questions stay queued
+    idle.submit(Question(frame_from_dict(ANGINA)))
+    with pytest.raises(Busy, match="busy with 1 question"):
+        idle.submit(Question(frame_from_dict(ANGINA)))
+    full = Runner(warm=False, max_pending=0)
+    app = create_app(runner=full)
+    try:
+        client = app.test_client()
+        r = client.post("/api/ask", json=ANGINA)
+        assert r.status_code == 503
+        assert r.headers["Retry-After"] == "5"
+        assert "busy" in r.get_json()["error"]
+        r = client.post("/ask", data={"task": "therapy", "problem": "fever"})
+        assert r.status_code == 503
+        assert "busy" in r.get_data(as_text=True)
+    finally:
+        full.stop()

@@ -44,7 +44,7 @@ from ebm.web.forms import (
     validate_form,
     validate_json,
 )
-from ebm.web.jobs import Job, Runner
+from ebm.web.jobs import Busy, Job, Runner
 
 log = logging.getLogger("ebm.web")
 
@@ -206,6 +206,12 @@ def create_app(
         if wants_json():
             return jsonify({"error": exc.message, "field": exc.field}), 400
         return error_page(exc.message, 400, "Bad request")
+
+    @app.errorhandler(Busy)
+    def busy(exc: Busy) -> Any:
+        if wants_json():
+            return jsonify({"error": str(exc), "field": None}), 503, {"Retry-After": "5"}
+        return error_page(str(exc), 503, "Busy")
 
     @app.errorhandler(_NotFound)
     def not_found(exc: _NotFound) -> Any:

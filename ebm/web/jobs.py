@@ -34,7 +34,8 @@ from extractors.annotate import Annotation
 log = logging.getLogger("ebm.web")
 
 ANNOTATE_CHUNK = 5  # citations annotated between two progress reports
-MAX_JOBS = 200  # finished jobs kept in memory (oldest dropped first)
+MAX_JOBS = 50  # jobs kept in memory, with their answers (oldest finished dropped first)
+MAX_PENDING = 20  # questions waiting or running at once; more are refused as busy
 
 Report = Callable[[str, int, int], None]  # (step, done, total)
 
@@ -75,6 +76,10 @@ class Job:
         """The ``ebm ask --format json`` document of this job's answer."""
         assert self.result is not None
         return self.result.to_dict(top=self.question.top, explanation=self.question.explain)
+
+
+class Busy(ServiceError):
+    """Too many questions waiting: refused rather than queued without bound."""
 
 
 class _ReportingSource:
@@ -140,11 +145,13 @@ class Runner:
         warm: bool = True,
         warm_frames: Sequence[Any] = (),  # Frames to ask at start-up
         max_jobs: int = MAX_JOBS,
+        max_pending: int = MAX_PENDING,
     ) -> None:
         self.config = config or AskConfig()
         self.warm = warm
         self.warm_frames = tuple(warm_frames)
         self.max_jobs = max_jobs
+        self.max_pending = max_pending
         self.status = "starting"  # starting, warming up, ready, or the warm-up's error
         self.warmed_frames = 0
         self._jobs: OrderedDict[str, Job] = OrderedDict()
@@ -175,8 +182,13 @@ class Runner:
             self._thread.join(timeout)
 
     def submit(self, question: Question) -> Job:
+        """Queue ``question``; ``Busy`` when ``max_pending`` questions are already waiting."""
         job = Job(secrets.token_urlsafe(12), question)
         with self._lock:
+            pending = sum(1 for j in self._jobs.values() if not j.event.is_set())
+            if pending >= self.max_pending:
+                many = "s" if pending != 1 else ""
+                raise Busy(f"the server is busy with {pending} question{many}; ask again in a moment")
             self._jobs[job.id] = job
             while len(self._jobs) > self.max_jobs:
                 oldest = next(iter(self._jobs.values()))
