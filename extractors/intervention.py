@@ -48,8 +48,8 @@ LOCAL_WINDOW = 8  # tokens before a mention searched for a "before" cue
 AFTER_CHARS = 30  # characters after a mention searched for an "after" cue
 
 _SECTION_WEIGHT = [
-    (re.compile(r"OBJECTIVE|AIM|PURPOSE|INTERVENTION|TREATMENT", re.I), 1.5),
-    (re.compile(r"METHOD|DESIGN|PATIENT|PARTICIPANT|SUBJECT|SETTING", re.I), 1.3),
+    (re.compile(r"OBJECTIVE|AIM|PURPOSE|INTERVENTION|TREATMENT", re.I), 2.0),
+    (re.compile(r"METHOD|DESIGN|PATIENT|PARTICIPANT|SUBJECT|SETTING", re.I), 1.5),
     (re.compile(r"BACKGROUND|INTRODUCTION|CONTEXT", re.I), 1.0),
     (re.compile(r"RESULT|FINDING", re.I), 0.6),
     (re.compile(r"CONCLUSION|INTERPRETATION|DISCUSSION", re.I), 0.8),
@@ -84,7 +84,8 @@ _FUNCTION_WORDS = frozenset(
     """the both since other others type types same this these those such another their its effect
     effects efficacy effectiveness safety combination combinations crossover use study studies trial
     trials dose doses dosage group groups arm arms response responses administration comparison
-    evaluation outcome outcomes result results patients subjects control controls""".split()
+    evaluation outcome outcomes result results patients subjects control controls experimental active
+    first second third two three four each""".split()
 )
 # Words that end a phrase after a cue (or start one before a cue).
 _PHRASE_STOP = frozenset(
@@ -324,8 +325,9 @@ def _participants() -> frozenset[str]:
 
 
 def position_weight(sentence: Sentence) -> tuple[float, str]:
+    # The title and the aims (the first sentences of an unstructured abstract) name what is tested.
     if sentence.position == "title":
-        return 2.0, "title"
+        return 2.5, "title"
     label = sentence.nlm_category or sentence.section_label
     if label:
         for pattern, w in _SECTION_WEIGHT:
@@ -333,7 +335,7 @@ def position_weight(sentence: Sentence) -> tuple[float, str]:
                 return w, f"section {label}"
         return 1.0, f"section {label}"
     if sentence.position == "first":
-        return 1.4, "first two sentences"
+        return 2.0, "first two sentences"
     if sentence.position == "last":
         return 0.8, "last sentences"
     return 1.0, "body"

@@ -401,7 +401,9 @@ def main(argv: list[str] | None = None) -> int:
             "| lenient C %: title / title + 2 / whole |"
         )
         print("|---|---|---|---|---|---|")
-        for name, part in (("dev (even PMID)", dev), ("test (odd PMID)", held)):
+        xml = [x for x in cits if ".xml" in (x[0].source or "")]
+        parts = [("dev (even PMID)", dev), ("test (odd PMID)", held), ("MEDLINE XML records (both)", xml)]
+        for name, part in parts:
             r = eval_problems(part)
             results[f"problem@{name}"] = r
             st = [_fmt(r[s]["strict"]) for s in SCOPES]
