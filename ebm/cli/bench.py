@@ -209,7 +209,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
         print(
             f"Components: {meta['candidates']} candidates of {meta['questions']} questions, "
             f"{meta['citations']} distinct citations annotated in {meta['seconds_annotating']:.1f} s "
-            f"({meta['annotations_from_cache']} read from the annotation cache), "
+            f"({meta['annotations_from_cache']} of them read from the annotation cache), "
             f"{meta['seconds_scoring_total']:.1f} s annotating and scoring in all "
             f"(+ {meta['seconds_loading_models']:.1f} s loading models)."
         )
