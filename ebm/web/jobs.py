@@ -34,7 +34,8 @@ from extractors.annotate import Annotation
 log = logging.getLogger("ebm.web")
 
 ANNOTATE_CHUNK = 5  # citations annotated between two progress reports
-MAX_JOBS = 50  # jobs kept in memory, with their answers (oldest finished dropped first)
+MAX_JOBS = 30  # jobs kept in memory with their answers, oldest finished dropped first (a top-50
+# answer with its explanations is ~2 MB pickled)
 MAX_PENDING = 20  # questions waiting or running at once; more are refused as busy
 
 Report = Callable[[str, int, int], None]  # (step, done, total)
