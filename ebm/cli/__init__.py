@@ -16,7 +16,17 @@ from ebm import __version__
 from ebm.errors import EbmError
 
 # Order is the order shown in ``ebm --help``.
-COMMANDS: list[str] = ["setup", "corpus", "concepts", "annotate", "evaluate", "rules", "ask", "bench", "serve"]
+COMMANDS: list[str] = [
+    "setup",
+    "corpus",
+    "concepts",
+    "annotate",
+    "evaluate",
+    "rules",
+    "ask",
+    "bench",
+    "serve",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
