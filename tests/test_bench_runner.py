@@ -359,3 +359,13 @@ def test_unknown_store_pmids_error_is_data_error() -> None:
 
     with pytest.raises(DataError, match="2 pooled PMIDs are not in the store empty.sqlite: 1, 2"):
         fetch_pool_citations(Empty(), [Pool("A", [Candidate("1", 2.0), Candidate("2", 1.0)])])
+
+
+def test_a_pool_left_empty_by_skip_missing_is_left_out(tiny: dict, home: Path, monkeypatch) -> None:
+    from ebm.evaluation.components import compute_components
+    from ebm.store import open_store
+
+    monkeypatch.setenv("EBM_HOME", str(home))
+    frames = load_frames_dir(tiny["frames"])
+    with open_store() as store, pytest.raises(DataError, match="no pooled citation is in the store"):
+        compute_components(frames, [Pool("E01", [Candidate("99999999999", 1.0)])], store, skip_missing=True)

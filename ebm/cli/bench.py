@@ -113,7 +113,10 @@ def _components(args: argparse.Namespace) -> tuple[Any, dict[str, str] | None, l
             notes.append(f"{len(unpooled)} frames have no pool, left out: {', '.join(unpooled)}")
         empty = [p.qid for p in pools if not p.candidates]
         if empty:
-            notes.append(f"{len(empty)} questions have an empty pool: {', '.join(empty)}")
+            notes.append(f"{len(empty)} questions have an empty pool, left out: {', '.join(empty)}")
+            pools = [p for p in pools if p.candidates]
+        if not pools:
+            raise InputError("no question has a candidate pool")
         components = compute_components(
             frames,
             pools,

@@ -383,7 +383,8 @@ def compute_components(
     """Components of every pool's candidates; read from ``cache`` when its fingerprint matches.
 
     ``pools`` decide the questions and the candidates (in pool order); every question needs a
-    frame. With ``skip_missing``, candidates absent from the store are left out of their pool.
+    frame and at least one candidate. With ``skip_missing``, candidates absent from the store are
+    left out of their pool (and a pool left empty, of the components).
     """
     from ebm.scoring.soe import current_year
 
@@ -394,7 +395,11 @@ def compute_components(
         raise InputError(f"no frame for question(s) {', '.join(missing_frames)} of the pools")
     citations = fetch_pool_citations(store, pools, skip_missing)
     dropped = {p.qid: [c.pmid for c in p.candidates if c.pmid not in citations] for p in pools}
+    # a pool emptied by missing citations has nothing to rank: the question is left out
     pools = [Pool(p.qid, [c for c in p.candidates if c.pmid in citations]) for p in pools]
+    pools = [p for p in pools if p.candidates]
+    if not pools:
+        raise DataError("no pooled citation is in the store")
     digest = fingerprint({p.qid: frames[p.qid] for p in pools}, pools, citations, rules_dir, year, bm25_kind)
     if cache is not None and not recompute and Path(cache).is_file():
         try:
