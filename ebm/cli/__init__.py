@@ -29,19 +29,45 @@ COMMANDS: list[str] = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or with ``only`` that one (each module is imported
+    to register its parser, and some import heavy libraries: ``ebm corpus stats`` need not
+    import what ``ebm serve`` does)."""
     parser = argparse.ArgumentParser(
         prog="ebm", description="Evidence-based answers to clinical questions from MEDLINE."
     )
     parser.add_argument("--version", action="version", version=f"ebm {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"ebm.cli.{name}").register(sub)
+        if only is None or name == only:
+            importlib.import_module(f"ebm.cli.{name}").register(sub)
     return parser
 
 
+def _command(argv: Sequence[str]) -> str | None:
+    """The module of the subcommand ``argv`` names, if it has the command's name (``ebm ask``;
+    ``ebm explain`` is registered by ``ask``, so all are imported); None when top-level help
+    comes first (the top-level options take no values)."""
+    for arg in argv:
+        if arg in ("-h", "--help"):
+            return None
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def _choices(parser: argparse.ArgumentParser) -> set[str]:
+    return {c for a in parser._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Only the named subcommand's module is imported; without one (``ebm --help``, a typo),
+    # all are, so that help and "invalid choice" list every command.
+    command = _command(argv)
+    parser = build_parser(command)
+    if command is not None and command not in _choices(parser):
+        parser = build_parser()  # a module name that is not a command name ("evaluate")
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

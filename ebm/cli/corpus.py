@@ -16,10 +16,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from tqdm import tqdm
-
 from ebm.errors import EbmError, InputError
-from ebm.medline.reader import read_records
 from ebm.store.default import open_store
 from ebm.store.sqlite import BATCH_SIZE, IngestReport
 
@@ -88,6 +85,10 @@ def _xml_files(paths: list[str]) -> list[Path]:
 
 
 def run_ingest(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from ebm.medline.reader import read_records
+
     files = _xml_files(args.paths)
     store = open_store(args.db, create=True)
     report = IngestReport()

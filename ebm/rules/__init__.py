@@ -40,12 +40,14 @@ _cache: dict[tuple[str, tuple[float, ...]], RuleSet] = {}
 def load_rules(directory: str | Path | None = None) -> RuleSet:
     """The validated rule tables of ``directory`` (default: the shipped ``rules/``).
 
-    Cached per directory until one of its tables changes on disk.
+    Cached per directory until one of its tables changes on disk. Tables that passed
+    validation before, unchanged under the same code and MeSH data, load without MeSH
+    (``ebm.rules.verdicts``); any other table is validated.
     """
-    from ebm.mesh import mesh
     from ebm.paths import rules_dir
     from ebm.rules.check import load_checked
     from ebm.rules.tables import TABLE_FILES, table_path
+    from ebm.rules.verdicts import Verdicts
 
     d = Path(directory) if directory is not None else rules_dir()
     if not d.is_dir():
@@ -55,7 +57,7 @@ def load_rules(directory: str | Path | None = None) -> RuleSet:
     key = (str(d.resolve()), stamp)
     if key in _cache:
         return _cache[key]
-    loaded, problems = load_checked(d, mesh())
+    loaded, problems = load_checked(d, None, Verdicts())
     if problems:
         shown = "\n".join(str(p) for p in sorted(problems, key=lambda p: p.sort_key)[:20])
         more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""

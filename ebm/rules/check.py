@@ -41,6 +41,7 @@ from ebm.rules.tables import (
     resolve_descriptor,
     table_path,
 )
+from ebm.rules.verdicts import Verdicts
 
 # Tables of other modules: file name -> "module:callable(path)". A missing module or
 # attribute is reported as "not checked", never as a failure of this package.
@@ -279,8 +280,15 @@ def check_loaded(name: str, table: Any, voc: Any) -> list[Problem]:
     return check_clinical_queries(table)
 
 
-def load_checked(directory: Path, voc: Any) -> tuple[dict[str, Any], list[Problem]]:
-    """Load this package's tables from ``directory`` and validate them."""
+def load_checked(
+    directory: Path, voc: Any = None, verdicts: Verdicts | None = None
+) -> tuple[dict[str, Any], list[Problem]]:
+    """Load this package's tables from ``directory`` and validate them against ``voc`` (default:
+    ``mesh()``, loaded only when a table needs validating).
+
+    With ``verdicts``, a table that passed before (same bytes, code and MeSH data) is loaded
+    without validating it again, and a table that passes is recorded.
+    """
     loaded: dict[str, Any] = {}
     problems: list[Problem] = []
     for name in TABLE_FILES:
@@ -288,16 +296,36 @@ def load_checked(directory: Path, voc: Any) -> tuple[dict[str, Any], list[Proble
         if not path.exists():
             problems.append(Problem(str(path), None, "table missing (copy it from the shipped rules/)"))
             continue
+        key = _own_key(verdicts, path)
         errors: list[InputError] = []
         try:
             table = OWN_LOADERS[name](path, errors)
         except EbmError as exc:
             problems.append(problem_from_error(exc, path))
             continue
-        problems.extend(problem_from_error(e, path) for e in errors)
         loaded[name] = table
-        problems.extend(check_loaded(name, table, voc))
+        found = [problem_from_error(e, path) for e in errors]
+        # the key was taken before loading: a table edited meanwhile is validated
+        if verdicts and key and not found and verdicts.passed(key) and key == _own_key(verdicts, path):
+            continue
+        if voc is None:
+            from ebm.mesh import mesh
+
+            voc = mesh()
+        found.extend(check_loaded(name, table, voc))
+        if verdicts and key and not found and key == _own_key(verdicts, path):
+            verdicts.record(key)
+        problems.extend(found)
     return loaded, problems
+
+
+def _own_key(verdicts: Verdicts | None, path: Path) -> str | None:
+    if verdicts is None:
+        return None
+    try:
+        return verdicts.own_key(path.name, path.read_bytes())
+    except OSError:
+        return None
 
 
 def _run_external(spec: str, path: Path) -> list[Problem] | None:
@@ -316,13 +344,15 @@ def _run_external(spec: str, path: Path) -> list[Problem] | None:
     return []
 
 
-def check_directory(directory: Path, vocabulary: Any = None) -> Report:
-    """Validate every table in ``directory``: this package's and, through VALIDATORS, others'."""
-    from ebm.mesh import mesh
+def check_directory(directory: Path, vocabulary: Any = None, *, remember: bool = True) -> Report:
+    """Validate every table in ``directory``: this package's and, through VALIDATORS, others'.
 
-    voc = vocabulary or mesh()
+    With ``remember`` (and the shipped vocabulary), tables that passed before unchanged, under
+    the same code and data, are not validated again (``ebm.rules.verdicts``).
+    """
+    verdicts = Verdicts() if remember and vocabulary is None else None
     report = Report()
-    _, problems = load_checked(directory, voc)
+    _, problems = load_checked(directory, vocabulary, verdicts)
     report.problems.extend(problems)
     own = {table_path(directory, name).name for name in TABLE_FILES}
     report.checked.extend(sorted(f for f in own if (directory / f).exists()))
@@ -330,10 +360,16 @@ def check_directory(directory: Path, vocabulary: Any = None) -> Report:
         if path.name in own or path.suffix not in (".tsv", ".toml"):
             continue
         spec = VALIDATORS.get(path.name)
+        key = verdicts.external_key(spec, path.name, directory) if verdicts and spec else None
+        if verdicts and key and verdicts.passed(key):
+            report.checked.append(path.name)
+            continue
         found = _run_external(spec, path) if spec else None
         if found is None:
             report.unchecked.append(path.name)
         else:
             report.checked.append(path.name)
             report.problems.extend(found)
+            if verdicts and key and not found and key == verdicts.external_key(spec, path.name, directory):
+                verdicts.record(key)
     return report

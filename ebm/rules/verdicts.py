@@ -1,0 +1,120 @@
+"""Remembered passes of rule-table validation, so that start-up skips re-validating unchanged tables.
+
+Validating the tables takes seconds: MeSH names and entry terms, the Clinical Queries filters
+parsed by the local store, and for other modules' tables spaCy's tokenizer. A table that passed
+is recorded under a key made of everything its verdict depends on: the table's bytes, the
+validator, the source of ``ebm``, ``extractors`` and ``rules``, the MeSH data, the shipped rule
+tables, the Python and (for other modules' validators) spaCy/scispacy versions, and for those
+validators the whole directory's tables (a validator may read a sibling table). Any change gives
+a new key, so the table is validated again.
+
+Only passes are recorded: a table with problems is validated every time and reported with the
+same messages. Records are empty files in ``data_dir()/cache/rule-verdicts``; deleting that
+directory forces every table to be validated again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib
+import sys
+from pathlib import Path
+
+from ebm.paths import data_dir
+
+DIRNAME = "rule-verdicts"
+# Bump when what a key covers changes.
+FORMAT = 1
+# Packages whose source can change a verdict (everything a validator may run).
+CODE_PACKAGES = ("ebm", "extractors", "rules")
+# Distributions other modules' validators use (negation triggers are tokenized with spaCy).
+EXTERNAL_DEPENDENCIES = ("spacy", "scispacy")
+TABLE_SUFFIXES = (".tsv", ".toml", ".txt")
+MAX_RECORDS = 500  # older records are removed beyond this many
+
+
+@functools.cache
+def code_digest() -> str:
+    """A digest of the source of ``CODE_PACKAGES``, read once per process: the code this
+    process runs was imported at start-up, so later edits on disk must not change its key."""
+    h = hashlib.sha256(f"{FORMAT} {sys.version}".encode())
+    for name in CODE_PACKAGES:
+        pkg = importlib.import_module(name)
+        for root in sorted(Path(p) for p in pkg.__path__):
+            for f in sorted(root.rglob("*.py")):
+                h.update(str(f.relative_to(root)).encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+@functools.cache
+def dependency_versions() -> str:
+    from importlib import metadata
+
+    out = []
+    for dist in EXTERNAL_DEPENDENCIES:
+        try:
+            out.append(f"{dist}=={metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            out.append(f"{dist} missing")
+    return " ".join(out)
+
+
+def directory_digest(directory: Path) -> str:
+    """A digest of every table file in ``directory`` (names and bytes)."""
+    h = hashlib.sha256()
+    for f in sorted(directory.iterdir()):
+        if f.suffix in TABLE_SUFFIXES and f.is_file():
+            h.update(f.name.encode() + b"\0")
+            h.update(f.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def environment() -> str:
+    """What every verdict depends on: code, MeSH data and the shipped tables."""
+    from ebm.mesh import data_digest
+    from ebm.paths import rules_dir
+
+    return f"{code_digest()} {data_digest()} {directory_digest(rules_dir())}"
+
+
+class Verdicts:
+    """The recorded passes, in ``root`` (default: ``data_dir()/cache/rule-verdicts``)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or data_dir() / "cache" / DIRNAME
+
+    @functools.cached_property
+    def environment(self) -> str:
+        return environment()
+
+    def own_key(self, file_name: str, content: bytes) -> str:
+        """The key of one of this package's tables (its checks read that table and MeSH only)."""
+        h = hashlib.sha256(f"own {self.environment} {file_name}\0".encode())
+        h.update(content)
+        return h.hexdigest()[:40]
+
+    def external_key(self, spec: str, file_name: str, directory: Path) -> str:
+        """The key of another module's table, validated by ``spec`` ("module:callable")."""
+        text = (
+            f"external {self.environment} {dependency_versions()} {spec} {file_name} "
+            f"{directory_digest(directory)}"
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+    def passed(self, key: str) -> bool:
+        return (self.root / key).is_file()
+
+    def record(self, key: str) -> None:
+        """Remember a pass; an unwritable data directory only costs speed."""
+        with contextlib.suppress(OSError):
+            self.root.mkdir(parents=True, exist_ok=True)
+            (self.root / key).touch()
+            records = list(self.root.iterdir())
+            if len(records) > MAX_RECORDS:
+                records.sort(key=lambda p: p.stat().st_mtime)
+                for p in records[: len(records) - MAX_RECORDS]:
+                    p.unlink(missing_ok=True)
