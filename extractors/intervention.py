@@ -85,14 +85,15 @@ _FUNCTION_WORDS = frozenset(
     effects efficacy effectiveness safety combination combinations crossover use study studies trial
     trials dose doses dosage group groups arm arms response responses administration comparison
     evaluation outcome outcomes result results patients subjects control controls experimental active
-    first second third two three four each""".split()
+    first second third two three four each early late high low short long new immediate delayed
+    significant difference differences change changes level levels""".split()
 )
 # Words that end a phrase after a cue (or start one before a cue).
 _PHRASE_STOP = frozenset(
     """in on for among with to versus vs compared or and at during after before was were is are has
     have had by from as than who which that of plus alone may can could will would should did does
     be been being not no all each per every when where while whereas if because although since then
-    also but so""".split()
+    also but so between""".split()
 )
 
 
