@@ -335,3 +335,82 @@ def test_a_table_may_be_toml(rules_copy: Path, citations: dict[str, Citation]) -
         InputError, match=r"task_indicators.toml:\d+: Random Alocation: not a MeSH descriptor"
     ):
         load_rules(rules_copy)
+
+
+# --- remembered passes (ebm.rules.verdicts) ---------------------------------------------------
+
+
+@pytest.fixture()
+def validations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A fresh verdict store (EBM_HOME in tmp_path), no in-memory rule cache, and the names of
+    the tables validated against MeSH since."""
+    import ebm.rules
+    import ebm.rules.check as check_module
+
+    monkeypatch.setenv("EBM_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(ebm.rules, "_cache", {})
+    calls: list[str] = []
+    real = check_module.check_loaded
+
+    def counting(name: str, table: object, voc: object) -> list:
+        calls.append(name)
+        return real(name, table, voc)
+
+    monkeypatch.setattr(check_module, "check_loaded", counting)
+    return calls
+
+
+def test_unchanged_tables_load_without_validating_again(
+    rules_copy: Path, validations: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ebm.rules
+
+    first = load_rules(rules_copy)
+    assert sorted(validations) == ["clinical_queries", "journals", "study_types", "task_indicators"]
+    validations.clear()
+    monkeypatch.setattr(ebm.rules, "_cache", {})  # as a new process would start
+    second = load_rules(rules_copy)
+    assert validations == []
+    assert second is not first and second.task_indicators.rows == first.task_indicators.rows
+    assert second.study_types.rows == first.study_types.rows
+    # an edit is validated again, and only the edited table is
+    ti = rules_copy / "task_indicators.tsv"
+    _edit(ti, "therapy\tqualifier\ttherapeutic use\t1\t0.5", "therapy\tqualifier\ttherapeutic use\t5\t3")
+    load_rules(rules_copy)
+    assert validations == ["task_indicators"]
+
+
+def test_a_broken_edit_is_refused_even_with_remembered_passes(
+    rules_copy: Path, validations: list[str], capsys
+) -> None:
+    assert main(["rules", "check", str(rules_copy)]) == 0  # every table passes and is remembered
+    load_rules(rules_copy)
+    ti = rules_copy / "task_indicators.tsv"
+    _edit(ti, "therapy\tdescriptor\tRandom Allocation\t", "therapy\tdescriptor\tRandom Alocation\t")
+    sg = rules_copy / "semantic_groups.tsv"
+    _edit(sg, "C\tDISO", "C\tDISORDER")
+    expected = check_directory(rules_copy, remember=False).problems  # validated from scratch
+    assert {p.file for p in expected} == {str(ti), str(sg)}
+    with pytest.raises(InputError) as e:
+        load_rules(rules_copy)
+    own = [p for p in expected if p.file == str(ti)]
+    assert len(own) == 1 and "Random Alocation: not a MeSH descriptor; did you mean 'Random Allocation'?" in (
+        own[0].message
+    )
+    assert str(own[0]) in str(e.value)
+    capsys.readouterr()
+    assert main(["rules", "check", str(rules_copy)]) == 1
+    shown = [str(p) for p in sorted(expected, key=lambda p: p.sort_key)]
+    assert capsys.readouterr().out.splitlines() == shown
+    # the same broken table is refused again: problems are never remembered
+    with pytest.raises(InputError) as again:
+        load_rules(rules_copy)
+    assert str(again.value) == str(e.value)
+
+
+def test_check_output_is_the_same_with_and_without_remembered_passes(rules_copy: Path, capsys) -> None:
+    fresh = check_directory(rules_copy, remember=False)
+    check_directory(rules_copy)  # records passes (in this session's EBM_HOME)
+    remembered = check_directory(rules_copy)
+    assert remembered.problems == fresh.problems == []
+    assert remembered.checked == fresh.checked and remembered.unchecked == fresh.unchecked
