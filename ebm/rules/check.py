@@ -48,8 +48,9 @@ from ebm.rules.verdicts import Verdicts
 VALIDATORS: dict[str, str] = {
     "semantic_groups.tsv": "ebm.concepts.groups:MeshGroups",
     "umls_semantic_groups.tsv": "ebm.concepts.groups:UmlsGroups",
-    "concept_synonyms.tsv": "ebm.concepts.matcher:load_synonyms",
-    "concept_stoplist.tsv": "ebm.concepts.matcher:load_stoplist",
+    "concept_synonyms.tsv": "ebm.concepts.matcher:validate_synonyms",
+    "concept_stoplist.tsv": "ebm.concepts.matcher:validate_stoplist",
+    "concept_adjectives.tsv": "ebm.concepts.matcher:validate_adjectives",
     "negation_triggers.tsv": "ebm.text.negation:load_negation_rules",
     "population_words.tsv": "extractors.population:load_population_words",
     "intervention_cues.tsv": "extractors.cues:load_weighted_cues",
