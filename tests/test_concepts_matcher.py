@@ -170,15 +170,16 @@ def test_terms_file_is_sorted_and_deduplicated(concept_index: Path) -> None:
 def test_validators_for_rules_check(tmp_path: Path) -> None:
     from ebm.concepts.matcher import validate_stoplist, validate_synonyms
     from ebm.paths import rules_dir
+    from ebm.rules.check import Problem
 
     assert validate_stoplist(rules_dir() / "concept_stoplist.tsv") == []
     assert validate_synonyms(rules_dir() / "concept_synonyms.tsv") == []
     syn = tmp_path / "syn.tsv"
     syn.write_text("# note\nalcohol\tD000431\nbooze\tD999999\tnot a descriptor\n", encoding="utf-8")
-    assert validate_synonyms(syn) == [f"{syn}:3: D999999 is not a MeSH 2024 descriptor UI"]
+    assert validate_synonyms(syn) == [Problem(str(syn), 3, "D999999 is not a MeSH 2024 descriptor UI")]
     stop = tmp_path / "stop.tsv"
     stop.write_text("concept\tD999999\n", encoding="utf-8")
-    assert validate_stoplist(stop) == [f"{stop}:1: D999999 is not a MeSH 2024 descriptor UI"]
+    assert validate_stoplist(stop) == [Problem(str(stop), 1, "D999999 is not a MeSH 2024 descriptor UI")]
 
 
 def test_adjective_entries_block_only_the_singular(matcher: DictionaryMatcher) -> None:

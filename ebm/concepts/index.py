@@ -32,6 +32,7 @@ from ebm.concepts.groups import DISORDERS
 from ebm.concepts.normalize import adjective_keys, term_keys
 from ebm.concepts.umls import Atom, iter_atoms, read_groups, release_file
 from ebm.errors import DataError
+from ebm.mesh import Descriptor, MeshVocabulary
 from ebm.paths import data_dir, rules_dir
 
 FORMAT_VERSION = 2
@@ -112,9 +113,11 @@ def build_index(
     sources: frozenset[str] | None = None,
     progress: Callable[[int], None] | None = None,
     keep_rrf: bool = False,
+    general: GeneralNames | None = None,
 ) -> BuildStats:
     """Index the release in ``rrf_dir`` into ``out_dir`` (replaced atomically); ``keep_rrf``
-    moves ``rrf_dir`` into the index (for the MeSH release written by setup)."""
+    moves ``rrf_dir`` into the index (for the MeSH release written by setup); ``general``
+    gives extra keys for general names the vocabulary lacks (``general_names``)."""
     t0 = time.perf_counter()
     stats = BuildStats(source=source, include_permuted=include_permuted, quickumls=with_quickumls)
     groups = read_groups(rrf_dir)
@@ -163,7 +166,9 @@ def build_index(
             tmp / "terms.tsv.gz",
             (f"{k}\t{cui}\t{rank}\n" for k, per in sorted(keys.items()) for cui, rank in sorted(per.items())),
         )
-        _write_lookup(tmp / LOOKUP_FILE, keys, names, groups)
+        extra = general(set(keys), groups) if general is not None else {}
+        stats.extra["general_names"] = len(extra)
+        _write_lookup(tmp / LOOKUP_FILE, keys, names, groups, extra)
         del ss_db, cui_db  # close the QuickUMLS databases before moving them
         if keep_rrf:
             shutil.move(str(rrf_dir), str(tmp / "rrf"))
@@ -195,10 +200,12 @@ def _write_lookup(
     keys: dict[str, dict[str, int]],
     names: dict[str, str],
     groups: dict[str, tuple[str, ...]],
+    general: dict[str, tuple[str, ...]] | None = None,
 ) -> None:
     """What the dictionary matcher loads, ready to use (marshal loads it in a fraction of a
     second, where parsing terms.tsv.gz takes seconds): key -> concept IDs of the key's best
-    rank; adjective keys of one-word disorder names; concept -> (name, groups)."""
+    rank; adjective keys of one-word disorder names; general names (``general_names``);
+    concept -> (name, groups)."""
     entries: dict[str, tuple[str, ...]] = {}
     for key, per in keys.items():
         best = min(per.values())
@@ -214,6 +221,7 @@ def _write_lookup(
         "format": FORMAT_VERSION,
         "entries": entries,
         "adjectives": {k: tuple(v) for k, v in adjectives.items()},
+        "general": dict(general or {}),
         "concepts": {cui: (name, groups.get(cui, ())) for cui, name in names.items()},
     }
     path.write_bytes(marshal.dumps(data))
@@ -301,6 +309,80 @@ def read_terms(directory: Path) -> Iterator[tuple[str, str, int]]:
             yield key, cui, int(rank)
 
 
+# (present keys, concept -> groups) -> extra key -> concept IDs, best first
+GeneralNames = Callable[[set[str], dict[str, tuple[str, ...]]], dict[str, tuple[str, ...]]]
+
+
+def general_names(
+    vocab: MeshVocabulary, present: set[str], groups: dict[str, tuple[str, ...]]
+) -> dict[str, tuple[str, ...]]:
+    """Keys for general disorder names that MeSH only has as the head of inverted names.
+
+    MeSH names kinds of a thing "Head, Kind" ("Lupus Erythematosus, Systemic", "Angina,
+    Unstable") and sometimes has no descriptor named "Head" alone. When the head is not a
+    vocabulary key and heads the names of two or more disorder descriptors, the head names:
+    - their parent, when one descriptor is an ancestor of all of them in the tree and its
+      name contains the head's words ("angina" -> Angina Pectoris, "fracture" -> Fractures,
+      Bone);
+    - else, of those not below another one in the tree, the most general (most descendants,
+      then most names), with the others as alternatives ("lupus erythematosus" -> Lupus
+      Erythematosus, Systemic, alternative Lupus Erythematosus, Cutaneous; "abortion" ->
+      Abortion, Spontaneous, alternative Abortion, Threatened).
+    Category roots (Pathological Conditions, Signs and Symptoms) are never chosen.
+    """
+    stop = stopwords()
+    heads: dict[str, list[Descriptor]] = {}
+    for d in vocab.descriptors.values():
+        if ", " not in d.name or DISORDERS not in groups.get(d.ui, ()):
+            continue
+        if not d.tree_numbers or all("." not in t for t in d.tree_numbers):
+            continue
+        keys = term_keys(d.name.split(", ", 1)[0])
+        if keys and keys[0] not in present and usable_key(keys[0], stop):
+            heads.setdefault(keys[0], []).append(d)
+    # names per descriptor (not permuted): MeSH lists more for the concept in common use
+    names: dict[str, int] = {}
+    for t in vocab.terms:
+        if not t.permuted:
+            names[t.descriptor_ui] = names.get(t.descriptor_ui, 0) + 1
+    out: dict[str, tuple[str, ...]] = {}
+    for key, ds in sorted(heads.items()):
+        if len(ds) < 2:
+            continue
+        parent = _common_parent(vocab, ds, key)
+        if parent is not None:
+            out[key] = (parent.ui,)
+            continue
+
+        roots = [d for d in ds if not any(o is not d and _under(d, o) for o in ds)]
+        best = sorted(roots, key=lambda d: (-len(vocab.explode(d.ui)), -names.get(d.ui, 0), d.ui))
+        out[key] = tuple(d.ui for d in best)
+    return out
+
+
+def _under(d: Descriptor, other: Descriptor) -> bool:
+    """Whether ``d`` is below ``other`` in one of the trees."""
+    return any(t.startswith(o + ".") for t in d.tree_numbers for o in other.tree_numbers)
+
+
+def _common_parent(vocab: MeshVocabulary, ds: list[Descriptor], key: str) -> Descriptor | None:
+    """The deepest descriptor that is (or is an ancestor of) every one of ``ds`` and whose
+    name has all the words of ``key``; None if there is none."""
+    words = set(key.split(" "))
+
+    def ancestors(d: Descriptor) -> set[str]:
+        return {t[:i] for t in d.tree_numbers for i in range(len(t) + 1) if i == len(t) or t[i] == "."}
+
+    common = set.intersection(*(ancestors(d) for d in ds))
+    for tree in sorted(common, key=lambda t: -t.count(".")):
+        p = vocab.by_tree(tree)
+        if p is None or "." not in tree:
+            continue
+        if words <= set(" ".join(term_keys(p.name)).split(" ")):
+            return p
+    return None
+
+
 def build_mesh_index(
     out_dir: Path | None = None,
     *,
@@ -310,6 +392,7 @@ def build_mesh_index(
 ) -> BuildStats:
     """Write the shipped MeSH 2024 as RRF and index it (``ebm setup``)."""
     from ebm.concepts.rrf import write_mesh_rrf
+    from ebm.mesh import mesh
 
     out_dir = out_dir or index_dir()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -324,6 +407,7 @@ def build_mesh_index(
             with_quickumls=with_quickumls,
             progress=progress,
             keep_rrf=True,
+            general=lambda keys, groups: general_names(mesh(), keys, groups),
         )
     finally:
         shutil.rmtree(rrf, ignore_errors=True)

@@ -18,8 +18,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ebm.concepts.ages import age_groups, age_statement
+from ebm.concepts.groups import DISORDERS
 from ebm.concepts.index import (
     ConceptInfo,
     index_dir,
@@ -28,9 +30,12 @@ from ebm.concepts.index import (
     read_meta,
     stopwords,
 )
-from ebm.concepts.normalize import DROPPED_IN_TERMS, Token, term_keys, tokenize
+from ebm.concepts.normalize import DROPPED_IN_TERMS, Token, adjective_keys, term_keys, tokenize
 from ebm.errors import DataError
 from ebm.paths import rules_dir
+
+if TYPE_CHECKING:
+    from ebm.rules.check import Problem
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,29 @@ def load_synonyms(path: Path | None = None) -> list[tuple[str, str]]:
     return out
 
 
+def load_adjectives(path: Path | None = None) -> list[tuple[str, str]]:
+    """``rules/concept_adjectives.tsv``: ``ADJECTIVE<TAB>NOUN[<TAB>note]`` -> (adjective key,
+    noun key). The matcher gives the adjective the disorder concepts its noun names."""
+    path = path or rules_dir() / "concept_adjectives.tsv"
+    out: list[tuple[str, str]] = []
+    if not path.exists():
+        return out
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        fields = [f.strip() for f in line.split("\t")]
+        if len(fields) < 2 or not fields[0] or not fields[1]:
+            raise DataError(f"{path}:{n}: expected 'ADJECTIVE<TAB>NOUN', got {raw!r}")
+        adj, noun = term_keys(fields[0]), term_keys(fields[1])
+        if len(adj) != 1 or " " in adj[0]:
+            raise DataError(f"{path}:{n}: the adjective is one word, not {fields[0]!r}")
+        if not noun:
+            raise DataError(f"{path}:{n}: {fields[1]!r} has no letters or digits to match")
+        out.append((adj[0], noun[0]))
+    return out
+
+
 def load_stoplist(path: Path | None = None) -> Stoplist:
     """``rules/concept_stoplist.tsv``: ``term<TAB>TEXT``, ``adjective<TAB>WORD`` or
     ``concept<TAB>ID``, then a reason."""
@@ -139,8 +167,9 @@ def load_stoplist(path: Path | None = None) -> Stoplist:
     return Stoplist(frozenset(keys), frozenset(concepts), frozenset(adjectives))
 
 
-def _check_ids(path: Path, column: int, kinds: tuple[str, ...] | None) -> list[str]:
+def _check_ids(path: Path, column: int, kinds: tuple[str, ...] | None) -> list[Problem]:
     from ebm.mesh import mesh
+    from ebm.rules.check import Problem
 
     vocab = mesh()
     problems = []
@@ -150,20 +179,45 @@ def _check_ids(path: Path, column: int, kinds: tuple[str, ...] | None) -> list[s
             continue
         cui = fields[column]
         if cui.startswith("D") and cui not in vocab:
-            problems.append(f"{path}:{n}: {cui} is not a MeSH 2024 descriptor UI")
+            problems.append(Problem(str(path), n, f"{cui} is not a MeSH 2024 descriptor UI"))
     return problems
 
 
-def validate_stoplist(path: Path) -> list[str]:
+def validate_stoplist(path: Path) -> list[Problem]:
     """For ``ebm rules check``: format errors raise; unknown descriptor UIs are listed."""
     load_stoplist(path)
     return _check_ids(path, 1, ("concept",))
 
 
-def validate_synonyms(path: Path) -> list[str]:
+def validate_synonyms(path: Path) -> list[Problem]:
     """For ``ebm rules check``: format errors raise; unknown descriptor UIs are listed."""
     load_synonyms(path)
     return _check_ids(path, 1, None)
+
+
+def validate_adjectives(path: Path) -> list[Problem]:
+    """For ``ebm rules check``: format errors raise; with a concept index built, nouns that
+    name no disorder in it (nor through a curated synonym) are listed: such rows match nothing."""
+    from ebm.rules.check import Problem
+
+    rows = load_adjectives(path)
+    try:
+        lookup = read_lookup(index_dir())
+    except DataError:
+        return []  # no index to resolve the nouns in: the format is all there is to check
+    entries, concepts = lookup["entries"], lookup["concepts"]
+    synonyms = dict(load_synonyms())
+    problems = []
+    lines = [
+        n
+        for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if raw.split("#", 1)[0].strip()
+    ]
+    for n, (_, noun) in zip(lines, rows, strict=True):
+        cuis = (synonyms[noun],) if noun in synonyms else entries.get(noun, ())
+        if not any(c in concepts and DISORDERS in concepts[c][1] for c in cuis):
+            problems.append(Problem(str(path), n, f"{noun!r} names no disorder in the concept index"))
+    return problems
 
 
 # --- dictionary matcher -------------------------------------------------------------------
@@ -181,8 +235,11 @@ class DictionaryMatcher:
         synonyms: list[tuple[str, str]] | None = None,
         adjectives: bool = True,
         nested: bool | Collection[str] = False,
+        adjective_table: list[tuple[str, str]] | None = None,
     ) -> None:
-        """``nested``: also report matches inside longer ones: True for all, or a set of
+        """``adjectives``: match adjectives of disorders ("febrile" -> Fever), from
+        ``adjective_table`` (default ``rules/concept_adjectives.tsv``) and the index's suffix
+        rules. ``nested``: also report matches inside longer ones: True for all, or a set of
         groups (``{"CHEM"}``: chemicals named inside chemical names such as "dopamine
         receptor"), reported only when both the inner and the outer match are in them."""
         self.directory = directory or index_dir()
@@ -196,11 +253,21 @@ class DictionaryMatcher:
         }
         # key -> concept IDs of the best rank for that key (ties kept, in ID order)
         entries: dict[str, tuple[str, ...]] = lookup["entries"]
+        synonyms = load_synonyms() if synonyms is None else synonyms
         if adjectives:
-            # "hypertensive" -> Hypertension: adjectives of one-word disorder names, made at
-            # build time only where the adjective is not itself a vocabulary term.
-            for adj, cuis in lookup["adjectives"].items():
-                entries.setdefault(adj, cuis)
+            self._add_adjectives(entries, lookup["adjectives"], synonyms, adjective_table)
+        # General names MeSH has only as heads of inverted names ("lupus erythematosus",
+        # "angina"), found at build time (ebm.concepts.index.general_names).
+        for key, cuis in lookup.get("general", {}).items():
+            entries.setdefault(key, cuis)
+        # An episode of a disorder names the disorder ("major depressive episode").
+        episodes = {
+            key[: -len("disorder")] + "episode": cuis
+            for key, cuis in entries.items()
+            if key.endswith(" disorder") and any(DISORDERS in self.concepts[c].groups for c in cuis)
+        }
+        for key, cuis in episodes.items():
+            entries.setdefault(key, cuis)
         for key in self.stoplist.keys:
             entries.pop(key, None)
         if self.stoplist.concepts:
@@ -213,7 +280,7 @@ class DictionaryMatcher:
                     else:
                         del entries[key]
         # Curated synonyms win over the vocabulary for the same key.
-        for key, cui in load_synonyms() if synonyms is None else synonyms:
+        for key, cui in synonyms:
             if cui in self.concepts:
                 entries[key] = (cui,)
         self.entries = entries
@@ -222,6 +289,39 @@ class DictionaryMatcher:
             toks = key.split(" ")
             if len(toks) > self.max_len.get(toks[0], 0):
                 self.max_len[toks[0]] = len(toks)
+
+    def _add_adjectives(
+        self,
+        entries: dict[str, tuple[str, ...]],
+        derived: dict[str, tuple[str, ...]],
+        synonyms: list[tuple[str, str]],
+        table: list[tuple[str, str]] | None,
+    ) -> None:
+        """Adjectives of disorders as keys, where the adjective is not a vocabulary term:
+        first the table's (a lexicon's derivations: "febrile" -> "fever" -> Fever), then the
+        index's suffix rules ("hypertensive" -> Hypertension). Each also names its disorder
+        before a generic head noun ("febrile illness", "diabetic disease")."""
+        syn = {k: c for k, c in synonyms if c in self.concepts}
+        found: dict[str, tuple[str, ...]] = {}
+        for adj, noun in load_adjectives() if table is None else table:
+            if adj in entries or adj in found:
+                continue
+            cuis = (syn[noun],) if noun in syn else entries.get(noun, ())
+            diso = tuple(c for c in cuis if DISORDERS in self.concepts[c].groups)
+            if diso:
+                found[adj] = diso
+        for adj, cuis in derived.items():
+            found.setdefault(adj, cuis)
+        # the same suffix rules on one-word synonyms ("nephrotoxicity" -> "nephrotoxic")
+        for key, cui in syn.items():
+            if DISORDERS in self.concepts[cui].groups:
+                for adj in adjective_keys(key):
+                    if adj not in entries:
+                        found.setdefault(adj, (cui,))
+        for adj, cuis in found.items():
+            entries.setdefault(adj, cuis)
+            for head in DISORDER_HEADS:
+                entries.setdefault(f"{adj} {head}", cuis)
 
     def concept(self, cui: str) -> ConceptInfo | None:
         return self.concepts.get(cui)
@@ -247,9 +347,12 @@ class DictionaryMatcher:
             seg: list[Token] = [t for t in segment if t.norm not in DROPPED_IN_TERMS]
             norms = [t.norm for t in seg]
             at = [
-                [] if i and _glued_participle(text, seg, i) else self._matches_at(norms, i)
+                [] if i and _glued_to_previous(text, seg, i) else self._matches_at(norms, i)
                 for i in range(len(norms))
             ]
+            for i, norm in enumerate(norms):
+                if norm == "aged":
+                    self._age_statement(text, seg, i, at)
             if self.stoplist.adjectives:
                 for i, found in enumerate(at):
                     if norms[i] in self.stoplist.adjectives and text[seg[i].end - 1] not in "sS":
@@ -270,6 +373,22 @@ class DictionaryMatcher:
         out.sort(key=lambda m: (m.start, -m.end))
         return out
 
+    def _age_statement(
+        self, text: str, seg: list[Token], i: int, at: list[list[tuple[int, tuple[str, ...]]]]
+    ) -> None:
+        """ "children aged 2 to 12 years" states an age: not the Aged group (people of 65 and
+        over) but the MeSH age groups of that age (``ebm.concepts.ages``), over the whole
+        statement. Longer vocabulary terms starting on "aged" ("aged 80 and over") stay."""
+        stated = age_statement(text, seg[i].end)
+        if stated is None:
+            return
+        j = i + 1
+        while j < len(seg) and seg[j].end <= stated.end:
+            j += 1
+        cuis = tuple(g.ui for g in age_groups(stated.low, stated.high) if g.ui in self.concepts)
+        kept = [(k, c) for k, c in at[i] if k > j]
+        at[i] = kept + ([(j, cuis)] if cuis and j > i + 1 else [])
+
     def _nests(self, groups: tuple[str, ...]) -> bool:
         return self.nested_groups is None or any(g in self.nested_groups for g in groups)
 
@@ -283,14 +402,26 @@ class DictionaryMatcher:
         )
 
 
+# Generic head nouns after a disorder adjective: "acute febrile illness" names Fever.
+DISORDER_HEADS = ("illness", "disease", "disorder", "condition")
+
 # "clonidine-induced hypotension": the participle belongs to the compound before it, so no
 # term starts on it ("induced hypotension" is the anaesthetic procedure Hypotension, Controlled).
 PARTICIPLES = frozenset({"induced", "associated", "related", "mediated", "dependent", "treated", "exposed"})
 
 
-def _glued_participle(text: str, seg: list[Token], i: int) -> bool:
-    t = seg[i]
-    return t.norm in PARTICIPLES and seg[i - 1].end == t.start - 1 and text[t.start - 1] == "-"
+# "non-obese" is not obese: no term starts after a glued "non-" (terms starting on "non",
+# "non-small cell lung cancer", still match).
+NEGATING_PREFIXES = frozenset({"non"})
+
+
+def _glued_to_previous(text: str, seg: list[Token], i: int) -> bool:
+    """No term starts on token ``i``: a participle glued to the word before it, or a word
+    glued to a negating prefix."""
+    t, prev = seg[i], seg[i - 1]
+    if prev.end != t.start - 1 or text[t.start - 1] != "-":
+        return False
+    return t.norm in PARTICIPLES or prev.norm.lower() in NEGATING_PREFIXES
 
 
 def _select(cands: list[tuple[int, int, tuple[str, ...]]]) -> list[tuple[int, int, tuple[str, ...]]]:
