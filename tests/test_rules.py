@@ -414,3 +414,26 @@ def test_check_output_is_the_same_with_and_without_remembered_passes(rules_copy:
     remembered = check_directory(rules_copy)
     assert remembered.problems == fresh.problems == []
     assert remembered.checked == fresh.checked and remembered.unchecked == fresh.unchecked
+
+
+def test_other_modules_verdicts_follow_their_inputs(
+    rules_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ebm.rules.verdicts import Verdicts
+
+    monkeypatch.setenv("EBM_HOME", str(tmp_path / "home"))
+    verdicts = Verdicts()
+    spec, name = "ebm.concepts.matcher:validate_adjectives", "concept_adjectives.tsv"
+    keys = [verdicts.external_key(spec, name, rules_copy)]
+    index = tmp_path / "home" / "concepts"  # adjective rows are looked up in the concept index
+    index.mkdir(parents=True)
+    (index / "meta.json").write_text("{}")
+    keys.append(verdicts.external_key(spec, name, rules_copy))
+    (index / "meta.json").write_text('{"rebuilt": true}')
+    keys.append(verdicts.external_key(spec, name, rules_copy))
+    journals = rules_copy / "journals.tsv"  # a sibling table: a validator may read it
+    journals.write_text(journals.read_text() + "\n")
+    keys.append(verdicts.external_key(spec, name, rules_copy))
+    keys.append(verdicts.external_key("ebm.concepts.matcher:validate_stoplist", name, rules_copy))
+    assert len(set(keys)) == len(keys)
+    assert verdicts.external_key(spec, name, rules_copy) == keys[-2]

@@ -4,9 +4,9 @@ Validating the tables takes seconds: MeSH names and entry terms, the Clinical Qu
 parsed by the local store, and for other modules' tables spaCy's tokenizer. A table that passed
 is recorded under a key made of everything its verdict depends on: the table's bytes, the
 validator, the source of ``ebm``, ``extractors`` and ``rules``, the MeSH data, the shipped rule
-tables, the Python and (for other modules' validators) spaCy/scispacy versions, and for those
-validators the whole directory's tables (a validator may read a sibling table). Any change gives
-a new key, so the table is validated again.
+tables, the Python version, and for other modules' validators also the spaCy/scispacy versions,
+the concept index in the data directory and the whole directory's tables (a validator may read
+a sibling table). Any change gives a new key, so the table is validated again.
 
 Only passes are recorded: a table with problems is validated every time and reported with the
 same messages. Records are empty files in ``data_dir()/cache/rule-verdicts``; deleting that
@@ -32,6 +32,9 @@ CODE_PACKAGES = ("ebm", "extractors", "rules")
 # Distributions other modules' validators use (negation triggers are tokenized with spaCy).
 EXTERNAL_DEPENDENCIES = ("spacy", "scispacy")
 TABLE_SUFFIXES = (".tsv", ".toml", ".txt")
+# Parts of the data directory other modules' validators read: the concept index (adjective
+# rows are looked up in it when it is built).
+DATA_PARTS = ("concepts",)
 MAX_RECORDS = 500  # older records are removed beyond this many
 
 
@@ -73,6 +76,19 @@ def directory_digest(directory: Path) -> str:
     return h.hexdigest()
 
 
+def data_state() -> str:
+    """Name, size and modification time of the files in ``DATA_PARTS`` (a rebuilt index
+    changes them)."""
+    out = []
+    for part in DATA_PARTS:
+        d = data_dir() / part
+        files = sorted(f for f in d.iterdir() if f.is_file()) if d.is_dir() else []
+        out.append(
+            f"{part}:" + ",".join(f"{f.name}/{f.stat().st_size}/{f.stat().st_mtime_ns}" for f in files)
+        )
+    return " ".join(out)
+
+
 def environment() -> str:
     """What every verdict depends on: code, MeSH data and the shipped tables."""
     from ebm.mesh import data_digest
@@ -100,7 +116,7 @@ class Verdicts:
     def external_key(self, spec: str, file_name: str, directory: Path) -> str:
         """The key of another module's table, validated by ``spec`` ("module:callable")."""
         text = (
-            f"external {self.environment} {dependency_versions()} {spec} {file_name} "
+            f"external {self.environment} {dependency_versions()} {data_state()} {spec} {file_name} "
             f"{directory_digest(directory)}"
         )
         return hashlib.sha256(text.encode()).hexdigest()[:40]
