@@ -3,6 +3,8 @@
 Each subcommand lives in its own module under ``ebm.cli`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` (taking the parsed
 namespace, returning an exit code). Add a module name to ``COMMANDS`` to wire it in.
+``ebm NAME`` imports only module NAME when it registers a command of that name; otherwise
+(top-level help, ``ebm explain``) every module is imported.
 """
 
 from __future__ import annotations

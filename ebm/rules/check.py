@@ -11,6 +11,9 @@ loader: raising ``EbmError`` means invalid (the message becomes the problem, a l
 ``path:line:`` kept), returning anything means valid, except a list of ``Problem``, which is
 reported as such (for validators that find several problems at once). To hook a new table
 in, add one line to ``VALIDATORS``.
+
+Tables that passed before, unchanged under the same code and data, are not validated again
+(``ebm.rules.verdicts``); problems are never remembered.
 """
 
 from __future__ import annotations
