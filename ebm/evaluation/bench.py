@@ -39,7 +39,9 @@ from ebm.evaluation.report import (
     PairDifference,
     Report,
     build_report,
+    cell_dict,
     format_change,
+    pair_dict,
     text_table,
 )
 from ebm.evaluation.sweep import combination_run, weights_run
@@ -238,51 +240,13 @@ class CachedReport(Report):
             "level": level_name(self.threshold),
             "measures": list(self.measures),
             "runs": self.runs,
-            "queries": [
-                {
-                    "qid": qid,
-                    "task": self.tasks.get(qid) if self.tasks else None,
-                    "scores": {s.run: {m: float(s.values[m][i]) for m in self.measures} for s in self.scores},
-                }
-                for i, qid in enumerate(self.qids)
-            ],
-            "summary": [
-                {
-                    "task": task,
-                    "queries": len(self.group_qids(task)),
-                    "runs": {
-                        run: {m: _cell_json(self.cell(r, m, task)) for m in self.measures}
-                        for r, run in enumerate(self.runs)
-                    },
-                }
-                for task in groups
-            ],
+            "queries": self.queries_dicts(),
+            "summary": self.summary_dicts(groups),
             "pairwise": {
-                m: [
-                    {
-                        "a": p.a,
-                        "b": p.b,
-                        "a_mean": p.a_mean,
-                        "b_mean": p.b_mean,
-                        "change": p.change,
-                        "p_value": p.comparison.p_value,
-                        "mark": p.comparison.label,
-                    }
-                    for p in self.pairwise(m)
-                ]
-                for m in self.measures
+                m: [pair_dict(p, difference=False) for p in self.pairwise(m)] for m in self.measures
             },
             "notes": list(self.notes),
         }
-
-
-def _cell_json(cell: Cell) -> dict[str, Any]:
-    return {
-        "mean": cell.mean,
-        "change": cell.change,
-        "p_value": cell.comparison.p_value if cell.comparison else None,
-        "mark": cell.comparison.label if cell.comparison else None,
-    }
 
 
 def evaluate(
@@ -411,9 +375,7 @@ class BenchResult:
             "pool_queries": self.pools_query,
             "reports": {level: r.summary_dict() for level, r in self.reports.items()},
             "diagnosis": {
-                level: {
-                    run: {m: _cell_json(r.cell(i, m)) for m in r.measures} for i, run in enumerate(r.runs)
-                }
+                level: {run: {m: cell_dict(r.cell(i, m)) for m in r.measures} for i, run in enumerate(r.runs)}
                 for level, r in self.diagnosis.items()
             },
         }

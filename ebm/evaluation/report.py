@@ -116,31 +116,39 @@ class Report:
                 {"name": s.run, "missing_queries": s.missing, "ignored_queries": s.ignored}
                 for s in self.scores
             ],
-            "queries": [
-                {
-                    "qid": qid,
-                    "task": self.tasks.get(qid) if self.tasks else None,
-                    "scores": {s.run: {m: float(s.values[m][i]) for m in self.measures} for s in self.scores},
-                }
-                for i, qid in enumerate(self.qids)
-            ],
-            "summary": [
-                {
-                    "task": task,
-                    "queries": len(self.group_qids(task)),
-                    "runs": {
-                        run: {m: _cell_dict(self.cell(r, m, task)) for m in self.measures}
-                        for r, run in enumerate(self.runs)
-                    },
-                }
-                for task in groups
-            ],
+            "queries": self.queries_dicts(),
+            "summary": self.summary_dicts(groups),
             "pairwise": {
-                task: {m: [_pair_dict(p) for p in self.pairwise(m, task)] for m in self.measures}
+                task: {m: [pair_dict(p) for p in self.pairwise(m, task)] for m in self.measures}
                 for task in groups
             },
             "notes": list(self.notes),
         }
+
+    def queries_dicts(self) -> list[dict[str, Any]]:
+        """Per-question JSON rows: qid, task and every run's value of every measure."""
+        return [
+            {
+                "qid": qid,
+                "task": self.tasks.get(qid) if self.tasks else None,
+                "scores": {s.run: {m: float(s.values[m][i]) for m in self.measures} for s in self.scores},
+            }
+            for i, qid in enumerate(self.qids)
+        ]
+
+    def summary_dicts(self, groups: Sequence[str]) -> list[dict[str, Any]]:
+        """Per-task JSON rows: the number of questions and every run's cell of every measure."""
+        return [
+            {
+                "task": task,
+                "queries": len(self.group_qids(task)),
+                "runs": {
+                    run: {m: cell_dict(self.cell(r, m, task)) for m in self.measures}
+                    for r, run in enumerate(self.runs)
+                },
+            }
+            for task in groups
+        ]
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
@@ -268,7 +276,7 @@ def _preview(items: Sequence[str], limit: int = 5) -> str:
     return shown + (f", ... ({len(items) - limit} more)" if len(items) > limit else "")
 
 
-def _cell_dict(cell: Cell) -> dict[str, Any]:
+def cell_dict(cell: Cell) -> dict[str, Any]:
     return {
         "mean": cell.mean,
         "change": cell.change,
@@ -277,17 +285,15 @@ def _cell_dict(cell: Cell) -> dict[str, Any]:
     }
 
 
-def _pair_dict(p: PairDifference) -> dict[str, Any]:
-    return {
-        "a": p.a,
-        "b": p.b,
-        "a_mean": p.a_mean,
-        "b_mean": p.b_mean,
-        "difference": p.b_mean - p.a_mean,
-        "change": p.change,
-        "p_value": p.comparison.p_value,
-        "mark": p.comparison.label,
-    }
+def pair_dict(p: PairDifference, difference: bool = True) -> dict[str, Any]:
+    """JSON of a pairwise difference; ``difference=False`` leaves out b_mean - a_mean."""
+    out: dict[str, Any] = {"a": p.a, "b": p.b, "a_mean": p.a_mean, "b_mean": p.b_mean}
+    if difference:
+        out["difference"] = p.b_mean - p.a_mean
+    out["change"] = p.change
+    out["p_value"] = p.comparison.p_value
+    out["mark"] = p.comparison.label
+    return out
 
 
 def format_change(change: float | None, decimals: int | None = None) -> str:
