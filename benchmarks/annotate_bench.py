@@ -22,12 +22,12 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench_timing import timed  # noqa: E402
 
 from ebm.citation import Citation  # noqa: E402
 from ebm.concepts.annotate import annotate as annotate_concepts  # noqa: E402
@@ -45,19 +45,6 @@ def load_citations(n: int) -> list[Citation]:
     with_text = [c for c in iter_bundled() if c.has_abstract]
     step = max(1, len(with_text) // n)
     return with_text[::step][:n]
-
-
-def timed(fn: Callable[[Any], object], items: Sequence[Any], repeat: int) -> float:
-    """Best wall time of ``repeat`` passes (after a warm-up pass over the first 50)."""
-    for x in items[:50]:
-        fn(x)
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for x in items:
-            fn(x)
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,6 +28,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_timing import timed  # noqa: E402
+
 from ebm.citation import Citation  # noqa: E402
 from ebm.medline.bundled import iter_bundled  # noqa: E402
 from ebm.text.document import Document  # noqa: E402
@@ -35,19 +37,6 @@ from ebm.text.pipeline import TextPipeline  # noqa: E402
 from extractors.outcome import load_model  # noqa: E402
 from extractors.outcome_cues import CueTable  # noqa: E402
 from extractors.outcome_features import tokenize, words  # noqa: E402
-
-
-def timed(fn: Callable[[Any], object], items: Sequence[Any], repeat: int) -> float:
-    """Best wall time of ``repeat`` passes over ``items`` (after a warm-up on the first 50)."""
-    for x in items[:50]:
-        fn(x)
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for x in items:
-            fn(x)
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_timing import timed  # noqa: E402
+
 from ebm.text.abbreviations import AbbreviationFinder  # noqa: E402
 from ebm.text.negation import NegationDetector  # noqa: E402
 from ebm.text.pipeline import TextPipeline  # noqa: E402
@@ -61,19 +63,6 @@ def load_bundled(n: int) -> list[Doc]:
             if len(docs) >= n:
                 break
     return docs
-
-
-def timed(fn: Callable[[Doc], object], docs: list[Doc], repeat: int) -> float:
-    """Best wall time of ``repeat`` passes over ``docs`` (after a warm-up pass)."""
-    for d in docs[:50]:
-        fn(d)
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for d in docs:
-            fn(d)
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main(argv: list[str] | None = None) -> int:
