@@ -162,6 +162,14 @@ def _parse(stream: BinaryIO, label: str, source_name: str | None) -> Iterator[Ci
         last = f"last PMID read {last_pmid}" if last_pmid else "no record read"
         return f"{pos} (after {count} record{'s' if count != 1 else ''}; {last})"
 
+    def drained() -> Iterator[Citation | Deletion]:
+        """The records parsed so far, counted for ``where``."""
+        nonlocal count, last_pmid
+        for record in _drain(parser, source_name):
+            count += 1
+            last_pmid = _pmid_of(record) or last_pmid
+            yield record
+
     while True:
         try:
             # read1: a truncated gzip member still gives up what it decompressed before the end.
@@ -182,24 +190,15 @@ def _parse(stream: BinaryIO, label: str, source_name: str | None) -> Iterator[Ci
         try:
             parser.feed(chunk)
         except etree.XMLSyntaxError as exc:
-            for record in _drain(parser, source_name):
-                count += 1
-                last_pmid = _pmid_of(record) or last_pmid
-                yield record
+            yield from drained()
             line, column = exc.position
             raise InputError(f"{label}: malformed XML at {where(line, column)}: {exc.msg}") from exc
         fed += len(chunk)
-        for record in _drain(parser, source_name):
-            count += 1
-            last_pmid = _pmid_of(record) or last_pmid
-            yield record
+        yield from drained()
     try:
         parser.close()
     except etree.XMLSyntaxError as exc:
-        for record in _drain(parser, source_name):
-            count += 1
-            last_pmid = _pmid_of(record) or last_pmid
-            yield record
+        yield from drained()
         line, column = exc.position
         raise InputError(
             f"{label}: truncated or malformed XML, document ends at {where(line, column)}: {exc.msg}"
