@@ -425,17 +425,10 @@ def load_journals(path: Path, errors: list[InputError] | None = None) -> Journal
 
 FILTER_CATEGORIES = ("therapy", "diagnosis", "etiology", "prognosis", "clinical_prediction_guides")
 SCOPES = ("broad", "narrow")
-# Frame task -> Clinical Queries category (no category exists for prevention or differential
-# diagnosis: prevention questions are answered by trials, differential diagnosis by the
-# diagnosis studies).
-FILTER_FOR_TASK: dict[str, str] = {
-    "therapy": "therapy",
-    "prevention": "therapy",
-    "differential diagnosis": "diagnosis",
-    "diagnostic test": "diagnosis",
-    "prognosis": "prognosis",
-    "etiology": "etiology",
-}
+# Frame task -> Clinical Queries category: the indicator task of FRAME_TASKS, but no category
+# exists for prevention or differential diagnosis: prevention questions are answered by trials,
+# differential diagnosis (already "diagnosis" there) by the diagnosis studies.
+FILTER_FOR_TASK: dict[str, str] = {**FRAME_TASKS, "prevention": "therapy"}
 
 CLINICAL_QUERY_COLUMNS = (
     choice("category", FILTER_CATEGORIES, help="the Clinical Queries category"),
