@@ -45,12 +45,11 @@ from ebm.evaluation.report import (
     text_table,
 )
 from ebm.evaluation.sweep import combination_run, weights_run
-from ebm.evaluation.tasks import task_group
+from ebm.evaluation.tasks import frame_paths, task_group
 from ebm.evaluation.trec import Qrels, Run, format_run, read_run, run_from_rankings, run_from_scores
 from ebm.frame import Frame, load_frame
 
 SYSTEMS = ("pool", "date", "bm25", "term", "ebm", "combination")
-FRAME_SUFFIXES = (".json", ".yaml", ".yml")
 DEFAULT_POOL_SIZE = 50
 
 
@@ -83,14 +82,9 @@ class Settings:
 
 def load_frames_dir(directory: str | Path) -> dict[str, Frame]:
     """Every frame of ``directory`` by id (the frame's ``id``, else the file name)."""
-    d = Path(directory)
-    if not d.is_dir():
-        raise InputError(f"frames directory not found: {d}")
     frames: dict[str, Frame] = {}
     where: dict[str, Path] = {}
-    for path in sorted(d.iterdir()):
-        if path.suffix.lower() not in FRAME_SUFFIXES or not path.is_file():
-            continue
+    for path in frame_paths(directory):
         frame = load_frame(path)
         qid = frame.id or path.stem
         if qid in frames:
@@ -101,8 +95,6 @@ def load_frames_dir(directory: str | Path) -> dict[str, Frame]:
             frame = replace(frame, id=qid)
         frames[qid] = frame
         where[qid] = path
-    if not frames:
-        raise InputError(f"{d}: no frames (*.json, *.yaml, *.yml)")
     return frames
 
 

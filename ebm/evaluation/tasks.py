@@ -95,21 +95,25 @@ def read_frame_file(path: Path) -> Question:
     )
 
 
-def read_frames(directory: str | Path) -> dict[str, Question]:
-    """All frames in ``directory`` by question id; two frames with one id is an error."""
+def frame_paths(directory: str | Path) -> list[Path]:
+    """The frame files (*.json, *.yaml, *.yml) of ``directory`` in name order; none is an error."""
     directory = Path(directory)
     if not directory.is_dir():
         raise InputError(f"frames directory not found: {directory}")
+    paths = [p for p in sorted(directory.iterdir()) if p.suffix.lower() in FRAME_SUFFIXES and p.is_file()]
+    if not paths:
+        raise InputError(f"{directory}: no frames (*.json, *.yaml, *.yml)")
+    return paths
+
+
+def read_frames(directory: str | Path) -> dict[str, Question]:
+    """All frames in ``directory`` by question id; two frames with one id is an error."""
     questions: dict[str, Question] = {}
-    for path in sorted(directory.iterdir()):
-        if path.suffix.lower() not in FRAME_SUFFIXES or not path.is_file():
-            continue
+    for path in frame_paths(directory):
         question = read_frame_file(path)
         if question.qid in questions:
             raise InputError(f"{path}: question id {question.qid!r} also in {questions[question.qid].path}")
         questions[question.qid] = question
-    if not questions:
-        raise InputError(f"{directory}: no frames (*.json, *.yaml, *.yml)")
     return questions
 
 
