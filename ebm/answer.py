@@ -8,14 +8,18 @@ year, journal, evidence grade, the score and its components, and the reasons beh
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ebm.scoring.contribution import Contribution
 from ebm.scoring.ebm_score import EbmScore
+from ebm.scoring.lexical import LexicalScore
 from ebm.scoring.soe import journal_name
 from ebm.scoring.term import TermScore
-from extractors.annotate import Annotation
+from ebm.scoring.topical import TopicalScore
+
+if TYPE_CHECKING:
+    from extractors.annotate import Annotation
 
 OUTCOMES_PER_ANSWER = 3
 
@@ -35,7 +39,7 @@ class Answer:
     rank: int
     pmid: str
     score: float  # the ranking score (see ``ranker``)
-    ranker: str  # ebm, term or combo
+    ranker: str  # ebm-plus, paper-ebm, combination, term or retrieval (ebm.scoring.rankers)
     ebm: EbmScore
     term: TermScore
     title: str | None
@@ -45,12 +49,19 @@ class Answer:
     year: int | None
     journal: str | None
     retrieval_rank: int  # position in the retrieved list (1-based), before reranking
+    match: TopicalScore | None = None  # S_match parts (EBM+)
+    lexical: LexicalScore | None = None  # BM25 of the question's words over the candidates
+    retrieval: float | None = None  # the source's retrieval score (None: only the rank is known)
+    ranking: dict[str, float] = field(default_factory=dict)  # what each feature added to ``score``
+    ranker_description: str = ""
 
     @property
     def explanation(self) -> tuple[Contribution, ...]:
-        return self.ebm.contributions
+        extra = self.match.contributions if self.match is not None else ()
+        return self.ebm.contributions + extra
 
     def components(self) -> dict[str, Any]:
+        """The paper's components (issue 5's JSON: pico, soe, task); EBM+'s are beside them."""
         return self.ebm.components()
 
     def to_dict(self, explanation: bool = False) -> dict[str, Any]:
@@ -70,10 +81,16 @@ class Answer:
             "year": self.year,
             "journal": self.journal,
             "retrieval_rank": self.retrieval_rank,
+            "match": self.match.to_dict() if self.match is not None else None,
+            "lexical": round(self.lexical.score, 6) if self.lexical is not None else None,
+            "retrieval_score": None if self.retrieval is None else round(self.retrieval, 6),
+            "ranking": {k: round(v, 6) for k, v in self.ranking.items()},
         }
         if explanation:
             d["explanation"] = [c.to_dict() for c in self.explanation]
             d["term_matches"] = self.term.to_dict()["matches"]
+            if self.lexical is not None:
+                d["lexical_matches"] = self.lexical.to_dict()["matches"]
         return d
 
 
@@ -89,6 +106,12 @@ def make_answer(
     ebm_score: EbmScore,
     term: TermScore,
     retrieval_rank: int,
+    *,
+    match: TopicalScore | None = None,
+    lexical: LexicalScore | None = None,
+    retrieval: float | None = None,
+    ranking: dict[str, float] | None = None,
+    ranker_description: str = "",
 ) -> Answer:
     cit = ann.citation
     return Answer(
@@ -105,4 +128,9 @@ def make_answer(
         year=cit.year,
         journal=journal_name(cit),
         retrieval_rank=retrieval_rank,
+        match=match,
+        lexical=lexical,
+        retrieval=retrieval,
+        ranking=dict(ranking or {}),
+        ranker_description=ranker_description,
     )

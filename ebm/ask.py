@@ -8,9 +8,14 @@ weights, ...) and the resources a ``Pipeline`` holds (source, rule tables, conce
 annotator, annotation cache), which tests and the web form can pass in; there is no hidden
 global state besides the process-wide caches of the shipped vocabulary and models.
 
-Rankers: ``ebm`` (S_EBM), ``term`` (the term-based reranker) and ``combo`` (the default:
-0.8 norm(S_EBM) + 0.2 norm(S_term) per question, the paper's best reranker overall). Ties
-keep the retrieval order.
+Rankers (``ebm.scoring.rankers``): ``ebm-plus`` (the default: retrieval score, BM25 of the
+question's words among the candidates and MeSH-tree PICO matches, weights fitted on the
+development questions), the paper's ``paper-ebm`` (S_EBM, alias ``ebm``), ``combination``
+(0.8 norm(S_EBM) + 0.2 norm(S_term), alias ``combo``) and ``term``, and ``retrieval`` (the
+source's order). Ties keep the retrieval order.
+
+Start-up: the annotator (and with it spaCy, the slowest import) is built only when a candidate
+is missing from the annotation cache.
 """
 
 from __future__ import annotations
@@ -19,25 +24,38 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ebm.answer import Answer, make_answer
 from ebm.citation import Citation
-from ebm.concepts.matcher import ConceptMatcher
 from ebm.errors import InputError
 from ebm.frame import Frame
 from ebm.frame_concepts import FrameConcepts, frame_concepts
 from ebm.mesh import MeshVocabulary
 from ebm.query import Retrieval, retrieve
 from ebm.rules import RuleSet
-from ebm.scoring.combine import ALPHA, combine
+from ebm.scoring.combine import ALPHA
 from ebm.scoring.ebm_score import EbmScore, ScoringConfig, Weights, score_citation
+from ebm.scoring.lexical import LexicalScore, lexical_scores
+from ebm.scoring.rankers import (
+    DEFAULT_RANKER,
+    RANKERS,
+    CandidateScores,
+    PlusWeights,
+    RankerSettings,
+    canonical,
+)
+from ebm.scoring.rankers import rank as rank_candidates
 from ebm.scoring.soe import current_year
 from ebm.scoring.term import TermScore, question_terms, term_score
+from ebm.scoring.topical import TopicalScore, score_topical
 from ebm.source import CitationSource
-from extractors.annotate import Annotation, Annotator
 
-RANKERS = ("combo", "ebm", "term")
+if TYPE_CHECKING:
+    from ebm.concepts.matcher import ConceptMatcher
+    from extractors.annotate import Annotation, Annotator
+
+__all__ = ["RANKERS", "AskConfig", "AskResult", "Explanation", "Pipeline", "ask"]
 SOURCES = ("local", "pubmed")
 MAX_CANDIDATES = 10_000
 
@@ -50,9 +68,10 @@ class AskConfig:
     candidates: int = 50  # citations retrieved and reranked
     min_hits: int | None = None  # relax the query until this many match (default: candidates)
     top: int = 10  # answers shown
-    ranker: str = "combo"
-    weights: Weights = field(default_factory=Weights)
+    ranker: str = DEFAULT_RANKER  # see ebm.scoring.rankers (aliases: ebm, combo)
+    weights: Weights = field(default_factory=Weights)  # the paper's l1, l2 (paper-ebm, combination)
     alpha: float = ALPHA  # weight of S_EBM in the combination
+    ranker_weights: Path | None = None  # EBM+ weights (TOML); default: the shipped ones
     year: int | None = None  # the "current year" of S_date (default: this year)
     cache: bool = True  # keep annotations on disk
     cache_path: Path | None = None  # default: annotations.sqlite in the data directory
@@ -60,8 +79,7 @@ class AskConfig:
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
             raise InputError(f"unknown source {self.source!r} (choose from {', '.join(SOURCES)})")
-        if self.ranker not in RANKERS:
-            raise InputError(f"unknown ranker {self.ranker!r} (choose from {', '.join(RANKERS)})")
+        object.__setattr__(self, "ranker", canonical(self.ranker))
         if not 1 <= self.candidates <= MAX_CANDIDATES:
             raise InputError(f"candidates must be 1..{MAX_CANDIDATES}, got {self.candidates}")
         if self.min_hits is not None and self.min_hits < 0:
@@ -78,6 +96,10 @@ class AskConfig:
 
     def scoring(self) -> ScoringConfig:
         return ScoringConfig(self.weights, self.year if self.year is not None else current_year())
+
+    def ranker_settings(self) -> RankerSettings:
+        plus = PlusWeights.read(self.ranker_weights) if self.ranker_weights is not None else None
+        return RankerSettings(self.weights, self.alpha, plus)
 
 
 @dataclass
@@ -142,10 +164,12 @@ class Explanation:
     ebm: EbmScore
     term: TermScore
     answer: Answer
+    match: TopicalScore | None = None
+    plus: PlusWeights | None = None  # the EBM+ weights the features would be ranked with
 
     def to_dict(self) -> dict[str, Any]:
         a = self.annotation
-        return {
+        d = {
             "frame": self.frame.to_dict(),
             "frame_concepts": self.concepts.to_dict(),
             "pmid": a.citation.pmid,
@@ -158,6 +182,19 @@ class Explanation:
                 "outcomes": [o.to_dict() for o in a.outcomes[:3]],
             },
         }
+        if self.plus is not None:
+            d["ebm_plus_weights"] = dict(self.plus.weights)
+        return d
+
+
+def retrieval_scores(ranked: Sequence[str], scores: dict[str, float | None] | None) -> list[float]:
+    """The retrieval score of each candidate (in retrieval order): the source's score when it
+    gave one (a hit without a text score ranks after all scored ones: 0), else from the rank
+    alone (n, n - 1, ..., 1)."""
+    n = len(ranked)
+    if not scores or all(scores.get(p) is None for p in ranked):
+        return [float(n - i) for i in range(n)]
+    return [float(scores.get(p) or 0.0) for p in ranked]
 
 
 class Pipeline:
@@ -179,6 +216,7 @@ class Pipeline:
         self.config = config or AskConfig()
         self.vocabulary = vocabulary or mesh()
         self.rules = rules or load_rules(self.config.rules)
+        self.ranker_settings = self.config.ranker_settings()
         self._source = source
         self._owns_source = source is None
         self._matcher = matcher or (annotator.matcher if annotator is not None else None)
@@ -210,7 +248,11 @@ class Pipeline:
 
     @property
     def annotator(self) -> Annotator:
+        """Built on first use: it loads the text pipeline (spaCy), which a question whose
+        candidates are all in the annotation cache never needs."""
         if self._annotator is None:
+            from extractors.annotate import Annotator
+
             self._annotator = Annotator(matcher=self.matcher, rules=self.rules)
         return self._annotator
 
@@ -252,7 +294,8 @@ class Pipeline:
         """Annotations of ``citations`` in order, and how many came from the cache."""
         cache = self.cache
         found = cache.get_many(citations) if cache is not None else {}
-        fresh = [self.annotator.annotate(c) for c in citations if c.pmid not in found]
+        missing = [c for c in citations if c.pmid not in found]
+        fresh = [self.annotator.annotate(c) for c in missing] if missing else []
         if cache is not None and fresh:
             cache.put_many(fresh)
         made = {a.citation.pmid: a for a in fresh}
@@ -261,29 +304,64 @@ class Pipeline:
     def score(
         self, frame: Frame, annotations: Sequence[Annotation], fc: FrameConcepts | None = None
     ) -> tuple[list[EbmScore], list[TermScore]]:
-        """S_EBM and S_term of each annotated citation."""
+        """The paper's S_EBM and S_term of each annotated citation."""
         fc = fc or self.concepts(frame)
         config = self.config.scoring()
         terms = question_terms(frame)
         ebm = [score_citation(fc, a, self.rules, self.vocabulary, config) for a in annotations]
         return ebm, [term_score(terms, a) for a in annotations]
 
+    def candidate_scores(
+        self,
+        frame: Frame,
+        annotations: Sequence[Annotation],
+        fc: FrameConcepts | None = None,
+        retrieval: Sequence[float] | None = None,
+    ) -> list[CandidateScores]:
+        """Every score any ranker uses, for each candidate (given in retrieval order);
+        ``retrieval``: the source's score of each (default: from the order alone)."""
+        fc = fc or self.concepts(frame)
+        ebm, term = self.score(frame, annotations, fc)
+        match = [score_topical(fc, a, self.vocabulary) for a in annotations]
+        lexical: list[LexicalScore] = lexical_scores(question_terms(frame), annotations)
+        n = len(annotations)
+        if retrieval is None:
+            retrieval = [float(n - i) for i in range(n)]
+        elif len(retrieval) != n:
+            raise InputError(f"{len(retrieval)} retrieval scores for {n} candidates")
+        return [
+            CandidateScores(
+                a.citation.pmid, ebm[i], term[i], match[i], lexical[i], float(retrieval[i]), i + 1
+            )
+            for i, a in enumerate(annotations)
+        ]
+
     def rank(
-        self, frame: Frame, annotations: Sequence[Annotation], fc: FrameConcepts | None = None
+        self,
+        frame: Frame,
+        annotations: Sequence[Annotation],
+        fc: FrameConcepts | None = None,
+        retrieval: Sequence[float] | None = None,
     ) -> list[Answer]:
         """Score and rerank annotated candidates (given in retrieval order)."""
-        ebm, term = self.score(frame, annotations, fc)
-        ranker = self.config.ranker
-        if ranker == "ebm":
-            scores = [e.total for e in ebm]
-        elif ranker == "term":
-            scores = [t.score for t in term]
-        else:
-            scores = combine([e.total for e in ebm], [t.score for t in term], self.config.alpha)
-        order = sorted(range(len(annotations)), key=lambda i: (-scores[i], i))
+        cands = self.candidate_scores(frame, annotations, fc, retrieval)
+        r = rank_candidates(self.config.ranker, cands, self.ranker_settings)
         return [
-            make_answer(rank, scores[i], ranker, annotations[i], ebm[i], term[i], retrieval_rank=i + 1)
-            for rank, i in enumerate(order, start=1)
+            make_answer(
+                rank,
+                r.scores[i],
+                r.ranker,
+                annotations[i],
+                cands[i].ebm,
+                cands[i].term,
+                retrieval_rank=i + 1,
+                match=cands[i].match,
+                lexical=cands[i].lexical,
+                retrieval=None if retrieval is None else cands[i].retrieval,
+                ranking=r.parts[i],
+                ranker_description=r.description,
+            )
+            for rank, i in enumerate(r.order, start=1)
         ]
 
     def ask(self, frame: Frame) -> AskResult:
@@ -310,9 +388,23 @@ class Pipeline:
         annotations, cached = self.annotate(citations)
         timings.annotate = time.perf_counter() - t
         t = time.perf_counter()
-        answers = self.rank(frame, annotations, fc)
+        scores = self.retrieval_scores(retrieval, [c.pmid for c in citations])
+        answers = self.rank(frame, annotations, fc, scores)
         timings.score = time.perf_counter() - t
         return AskResult(frame, fc, retrieval, tuple(answers), missing, cached, timings)
+
+    def retrieval_scores(self, retrieval: Retrieval, pmids: Sequence[str]) -> list[float] | None:
+        """The source's score of each retrieved candidate, when the source gives scores (the
+        local store's ``search_hits``: BM25); None (rank them by order) otherwise. The final
+        query runs once more on the pipeline's own source (a wrapper that only reports progress
+        need not pass scores on); if its hits are not the retrieved ones, None."""
+        hits_of = getattr(self._source, "search_hits", None)
+        if hits_of is None or not pmids:
+            return None
+        hits = hits_of(retrieval.query, limit=len(retrieval.result.pmids))
+        if tuple(h.pmid for h in hits.hits) != tuple(retrieval.result.pmids):
+            return None
+        return retrieval_scores(pmids, {h.pmid: h.score for h in hits.hits})
 
     def explain(self, pmid: str, frame: Frame) -> Explanation:
         """Every rule and extractor decision behind ``pmid``'s score for ``frame``."""
@@ -325,10 +417,21 @@ class Pipeline:
             raise InputError(f"PMID {pmid} is not in {where}")
         fc = self.concepts(frame)
         (ann,), _ = self.annotate(found)
-        (ebm,), (term,) = self.score(frame, [ann], fc)
-        # Alone, a citation has no per-question normalisation: its answer carries S_EBM.
-        answer = make_answer(1, ebm.total, "ebm", ann, ebm, term, retrieval_rank=1)
-        return Explanation(frame, fc, ann, ebm, term, answer)
+        (c,) = self.candidate_scores(frame, [ann], fc)
+        # Alone, a citation has no per-question scaling: its answer carries S_EBM.
+        answer = make_answer(
+            1,
+            c.ebm.total,
+            "paper-ebm",
+            ann,
+            c.ebm,
+            c.term,
+            retrieval_rank=1,
+            match=c.match,
+            lexical=c.lexical,
+        )
+        plus = self.ranker_settings.plus_weights()
+        return Explanation(frame, fc, ann, c.ebm, c.term, answer, c.match, plus)
 
 
 def ask(frame: Frame, config: AskConfig | None = None) -> AskResult:

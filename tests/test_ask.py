@@ -17,6 +17,7 @@ from ebm.ask import AskConfig, Pipeline
 from ebm.cli import main
 from ebm.errors import InputError
 from ebm.frame import Frame, frame_from_args, load_frame
+from ebm.scoring.rankers import FEATURES
 from extractors.annotate import Annotation
 from tests import scoring_pool
 
@@ -122,7 +123,15 @@ def test_ask_on_the_local_store(pipeline: Pipeline) -> None:
     assert len(d["results"]) == min(5, len(answers))
     r0 = d["results"][0]
     assert {"rank", "pmid", "score", "components", "title", "outcomes", "grade", "year"} <= set(r0)
-    assert set(r0["components"]) == {"pico", "soe", "task"}
+    assert set(r0["components"]) == {"pico", "soe", "task"}  # the paper's, as issue 5 gives them
+    assert set(r0["match"]) == {
+        "total",
+        "problem",
+        "intervention",
+        "population",
+        "co_problems",
+        "outcome",
+    }
     json.dumps(d)
 
 
@@ -161,18 +170,29 @@ def test_cli_ask_json_text_and_trec(cli_home: None, capsys: pytest.CaptureFixtur
     d = json.loads(capsys.readouterr().out)
     assert d["frame"]["id"] == "paper-cough-gerd" and d["query"]
     assert 1 <= len(d["results"]) <= 3
-    assert d["results"][0]["rank"] == 1 and d["results"][0]["ranker"] == "combo"
+    r0 = d["results"][0]
+    assert r0["rank"] == 1 and r0["ranker"] == "ebm-plus"  # the default
+    # every EBM+ feature is shown, and what they add up to is the score
+    assert set(r0["ranking"]) == set(FEATURES)
+    assert sum(r0["ranking"].values()) == pytest.approx(r0["score"], abs=1e-5)
+    assert r0["retrieval_score"] is not None  # the local store's BM25
 
     assert main(["ask", "--frame", str(frame), "--top", "2", "--year", "2024"]) == 0
     out = capsys.readouterr().out
     assert "Query (" in out and "1. score" in out and "PMID " in out and "PICO " in out
+    assert "EBM+ = " in out and "match (problem " in out
+
+    assert (
+        main(["ask", "--frame", str(frame), "--format", "json", "--ranker", "combo", "--year", "2024"]) == 0
+    )
+    assert json.loads(capsys.readouterr().out)["results"][0]["ranker"] == "combination"
 
     assert main(["ask", "--frame", str(frame), "--format", "trec", "--year", "2024"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines
     for n, line in enumerate(lines, start=1):
         qid, q0, pmid, rank, score, tag = line.split()
-        assert (qid, q0, rank, tag) == ("paper-cough-gerd", "Q0", str(n), "ebm-combo")
+        assert (qid, q0, rank, tag) == ("paper-cough-gerd", "Q0", str(n), "ebm-plus")
         assert pmid.isdigit()
         float(score)
 

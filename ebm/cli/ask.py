@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TextIO
 
 from ebm.errors import InputError
+from ebm.scoring.rankers import ALIASES, DEFAULT_RANKER, RANKERS
+from ebm.scoring.topical import PARTS as MATCH_PARTS
 
 FORMATS = ("text", "json", "trec")
 DEFAULT_TOP = 10
@@ -60,6 +62,12 @@ def _config_arguments(p: argparse.ArgumentParser) -> None:
         "'therapy' (0.38,0.34, the paper's tuned values)",
     )
     p.add_argument("--year", type=int, help="the current year for S_date (default: this year)")
+    p.add_argument(
+        "--ranker-weights",
+        type=Path,
+        metavar="FILE",
+        help="EBM+ weights (TOML, [weights] feature = weight); default: the shipped, fitted ones",
+    )
     p.add_argument("--no-cache", action="store_true", help="annotate every citation again")
 
 
@@ -82,9 +90,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--ranker",
-        choices=["combo", "ebm", "term"],
-        default="combo",
-        help="combo: 0.8 EBM + 0.2 term, normalised (default); ebm; term",
+        choices=[*RANKERS, *ALIASES],
+        default=DEFAULT_RANKER,
+        help="ebm-plus (default): retrieval score, question-word BM25 and MeSH-tree PICO matches, "
+        "weights fitted on the development questions; the paper's paper-ebm (S_EBM, alias ebm), "
+        "combination (0.8 EBM + 0.2 term, normalised; alias combo) and term; retrieval (the "
+        "source's order)",
     )
     p.add_argument("--alpha", type=float, default=0.8, help="weight of the EBM score in combo (default 0.8)")
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or a TREC run")
@@ -158,6 +169,7 @@ def _config(args: argparse.Namespace, **extra):  # -> AskConfig
         db=args.db,
         rules=args.rules,
         weights=Weights.parse(args.weights),
+        ranker_weights=args.ranker_weights,
         year=args.year,
         cache=not args.no_cache,
         **extra,
@@ -195,7 +207,7 @@ def run_ask(args: argparse.Namespace) -> int:
         json.dump(docs[0] if len(docs) == 1 else docs, sys.stdout, indent=2, ensure_ascii=False)
         print()
     elif args.format == "trec":
-        tag = f"ebm-{config.ranker}"
+        tag = config.ranker if config.ranker.startswith("ebm") else f"ebm-{config.ranker}"
         for qid, r in results:
             for a in r.answers[: args.top] if args.top else r.answers:
                 print(f"{qid} Q0 {a.pmid} {a.rank} {a.score:.6f} {tag}")
@@ -225,6 +237,23 @@ def components_line(answer) -> str:  # Answer -> str
     return f"{pico} · {soe} · task {t.total:.2f}"
 
 
+def match_line(answer) -> str | None:  # Answer -> str
+    m = answer.match
+    if m is None:
+        return None
+    parts = ", ".join(f"{name.replace('_', '-')} {m.value(name):.2f}" for name in MATCH_PARTS)
+    lexical = f" · lexical {answer.lexical.score:.2f}" if answer.lexical is not None else ""
+    return f"match ({parts}){lexical}"
+
+
+def ranking_line(answer) -> str | None:  # Answer -> str
+    """What each feature added to an EBM+ score (the non-zero ones)."""
+    if answer.ranker != "ebm-plus" or not answer.ranking:
+        return None
+    parts = [f"{name.replace('_', '-')} {v:+.2f}" for name, v in answer.ranking.items() if v]
+    return "EBM+ = " + (" ".join(parts) if parts else "0")
+
+
 def print_text(result, top: int, out: TextIO) -> None:  # AskResult
     width = _width()
     frame = result.frame
@@ -240,13 +269,8 @@ def print_text(result, top: int, out: TextIO) -> None:  # AskResult
         print("\nNo citations found.", file=out)
         return
     cfg = result.answers[0]
-    w = cfg.ebm.weights
-    ranker = {"combo": "0.8 EBM + 0.2 term, each normalised", "ebm": "EBM score", "term": "term overlap"}
-    print(
-        f"\n{min(top, n)} of {n} candidates, ranked by {ranker.get(cfg.ranker, cfg.ranker)}; "
-        f"EBM = {w.l1:.2g} PICO + {w.l2:.2g} SoE + {w.l3:.2g} task",
-        file=out,
-    )
+    print(f"\n{min(top, n)} of {n} candidates, ranked by {cfg.ranker}:", file=out)
+    print(_wrap(cfg.ranker_description, "  ", width), file=out)
     if result.missing:
         print(
             f"({len(result.missing)} retrieved PMIDs could not be fetched: {' '.join(result.missing)})",
@@ -254,9 +278,14 @@ def print_text(result, top: int, out: TextIO) -> None:  # AskResult
         )
     for a in result.top(top):
         print(file=out)
-        head = f"{a.rank}. score {a.score:.3f}   EBM {a.ebm.total:.3f}   term {a.term.score:.2f}"
+        head = (
+            f"{a.rank}. score {a.score:.3f}   S_EBM {a.ebm.total:.3f}   term {a.term.score:.2f}   "
+            f"retrieved #{a.retrieval_rank}"
+        )
         print(head, file=out)
-        print(_wrap(components_line(a), "   ", width), file=out)
+        for text in (ranking_line(a), match_line(a), components_line(a)):
+            if text:
+                print(_wrap(text, "   ", width), file=out)
         facts = [
             f"grade {a.grade}" if a.grade else "grade unknown",
             a.study_class or "study type unknown",
@@ -357,9 +386,24 @@ def print_explanation(x, out: TextIO) -> None:  # Explanation
         if not items:
             line("(nothing)", "  ")
     print(f"\n{e.formula()}", file=out)
+    if x.match is not None:
+        print(f"\nS_match (EBM+; each part in [0, 1]) = {x.match.total:.3f}", file=out)
+        for c in x.match.contributions:
+            at = f"  [{_short(c.where)}]" if c.where else ""
+            line(f"{c.points:+.3g}  {c.component}: {c.reason}{at}", "  ")
+    if x.plus is not None:
+        used = ", ".join(f"{k} {v:g}" for k, v in x.plus.weights.items() if v)
+        line(
+            f"EBM+ weights ({_short(x.plus.source)}): {used}. EBM+ scales retrieval, lexical, term, "
+            "task and SoE over the question's candidates: rank with `ebm ask` to see the score."
+        )
     t = x.term
     matched = (
         ", ".join(f"{m.term!r} (sentence {m.sentence}, {m.probability:.2f})" for m in t.matches) or "none"
     )
     print(file=out)
     line(f"S_term = {t.score:.3f}: question terms {', '.join(t.terms) or '(none)'}; matched: {matched}")
+    lex = x.answer.lexical
+    if lex is not None:
+        found = ", ".join(f"{term!r} {v:.2f}" for term, v in lex.matches) or "none"
+        line(f"question words in the citation (BM25 parts, this citation alone as the pool): {found}")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ebm.errors import InputError
 from ebm.frame_concepts import FrameConcepts
@@ -26,7 +26,9 @@ from ebm.scoring.contribution import Contribution
 from ebm.scoring.pico import PicoScore, score_pico
 from ebm.scoring.soe import SoeScore, current_year, score_soe
 from ebm.scoring.task import TaskScore, score_task
-from extractors.annotate import Annotation
+
+if TYPE_CHECKING:
+    from extractors.annotate import Annotation
 
 EQUAL = (1 / 3, 1 / 3)
 THERAPY_TUNED = (0.38, 0.34)

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ebm.concepts.normalize import tokenize
 from ebm.frame import Task
 from ebm.frame_concepts import FrameConcepts, SlotValue
 from ebm.scoring.contribution import Contribution
-from extractors.annotate import Annotation
+
+if TYPE_CHECKING:
+    from extractors.annotate import Annotation
 
 PROBLEM_SAME = 1.0
 PROBLEM_PARTIAL = 0.5

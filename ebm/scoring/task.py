@@ -14,6 +14,7 @@ a minor one).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,3 +70,10 @@ def score_task(citation: Citation, task: str, rules: RuleSet, vocabulary: MeshVo
         )
     score = sum((c.points for c in out), 0.0)
     return TaskScore(weights.task, score, tuple(out))
+
+
+def capped(score: float, scale: float = 1.0) -> float:
+    """S_task squashed into (-scale, scale) by tanh (beyond the paper): the sum over every
+    weighted MeSH term reaches 8-9 for a richly indexed trial and then outweighs a -1 problem
+    mismatch; capped, indexing richness stops counting once a citation clearly fits the task."""
+    return scale * math.tanh(score / scale)

@@ -16,12 +16,14 @@ sentence is scored, the title included); a term counts once, at its best sentenc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ebm.concepts.normalize import tokenize
 from ebm.frame import Frame
 from ebm.scoring.pico import _stopwords
-from extractors.annotate import Annotation
+
+if TYPE_CHECKING:
+    from extractors.annotate import Annotation
 
 
 @dataclass(frozen=True)
