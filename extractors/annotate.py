@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ebm.citation import Citation
 from ebm.concepts.annotate import Concept
@@ -17,13 +17,15 @@ from ebm.concepts.annotate import annotate as annotate_concepts
 from ebm.concepts.matcher import ConceptMatcher, default_matcher
 from ebm.rules import RuleSet, load_rules
 from ebm.text.document import Document
-from ebm.text.pipeline import TextPipeline, default_pipeline
 from extractors.candidate import Candidate
 from extractors.evidence import Evidence, grade_evidence
 from extractors.intervention import extract_interventions
 from extractors.outcome import OutcomeCandidate, OutcomeModel, default_model, extract_outcomes
 from extractors.population import extract_population
 from extractors.problem import extract_problems
+
+if TYPE_CHECKING:  # the text pipeline imports spaCy: only an Annotator needs it, not an Annotation
+    from ebm.text.pipeline import TextPipeline
 
 
 @dataclass
@@ -69,7 +71,11 @@ class Annotator:
         outcome_model: OutcomeModel | None = None,
         rules: RuleSet | None = None,
     ) -> None:
-        self.pipeline = pipeline or default_pipeline()
+        if pipeline is None:
+            from ebm.text.pipeline import default_pipeline
+
+            pipeline = default_pipeline()
+        self.pipeline = pipeline
         self.matcher = matcher or default_matcher()
         self.outcome_model = outcome_model or default_model()
         self.rules = rules or load_rules()
