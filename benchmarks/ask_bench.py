@@ -30,16 +30,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_timing import call_times
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def median_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return statistics.median(call_times(fn, repeat))
 
 
 def main(argv: list[str] | None = None) -> int:

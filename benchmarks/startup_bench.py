@@ -42,6 +42,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench_timing import call_times
+
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 
@@ -79,12 +81,7 @@ def time_process(
 
 
 def time_call(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.process_time()
-        fn()
-        times.append(time.process_time() - t)
-    return statistics.median(times)
+    return statistics.median(call_times(fn, repeat, clock=time.process_time))
 
 
 def row(name: str, figures: tuple[float, float, float], ref: tuple[float, float, float]) -> None:

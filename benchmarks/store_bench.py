@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_timing import call_times
+
 from ebm.medline.bundled import iter_bundled
 from ebm.medline.reader import read_citations
 from ebm.store.default import build_default_store
@@ -50,13 +52,7 @@ TAGGED = [
 
 
 def timed(fn, repeat: int) -> list[float]:
-    fn()  # warm: page cache, MeSH vocabulary, statement cache
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return out
+    return call_times(fn, repeat, warm=True)  # warm: page cache, MeSH vocabulary, statement cache
 
 
 def ms(values: list[float]) -> str:
