@@ -192,3 +192,26 @@ def test_no_term_starts_on_a_hyphen_glued_participle(matcher: DictionaryMatcher)
     found = [(m.text, m.name) for m in matcher.match("clonidine-induced hypotension")]
     assert found == [("clonidine", "Clonidine"), ("hypotension", "Hypotension")]
     assert [m.name for m in matcher.match("induced hypotension")] == ["Hypotension, Controlled"]
+
+
+def test_bc5cdr_chemical_scope_conventions(matcher: DictionaryMatcher, bc5cdr_train: list) -> None:
+    """Drug classes named by their action (D27 only) and proteins are not counted as Chemical
+    predictions by default; --scope classes counts the classes, --scope all everything. The
+    gold is the same in all three."""
+    ev = eval_script()
+    analgesics, albumin, morphine = "D000700", "D012709", "D009020"  # D27 only; D12.776 only; a drug
+    assert not ev.in_scope(analgesics, "Chemical", "bc5cdr") and ev.in_scope(
+        analgesics, "Chemical", "classes"
+    )
+    assert not ev.is_protein(analgesics) and ev.is_protein(albumin)
+    assert not ev.in_scope(albumin, "Chemical", "bc5cdr") and not ev.in_scope(albumin, "Chemical", "classes")
+    assert all(ev.in_scope(morphine, "Chemical", s) for s in ev.SCOPES)
+    assert all(ev.in_scope(c, "Chemical", "all") for c in (analgesics, albumin))
+    assert ev.in_scope(analgesics, "Disease", "bc5cdr")  # scopes are about Chemical predictions only
+    docs = bc5cdr_train[:200]
+    preds = {d.pmid: [(m.start, m.end, m.cui, m.groups) for m in matcher.match(d.text)] for d in docs}
+    res = {s: ev.evaluate(docs, preds, scope=s)["Chemical"]["document"] for s in ev.SCOPES}
+    gold = {s: r["TP"] + r["FN"] for s, r in res.items()}
+    assert len(set(gold.values())) == 1  # the gold never changes
+    assert res["bc5cdr"]["FP"] < res["classes"]["FP"] < res["all"]["FP"]
+    assert res["bc5cdr"]["P"] > res["classes"]["P"]
