@@ -2,7 +2,7 @@
 
 The paper matches a frame's concept only to the *same* concept ID. A physician asking about
 "depression" is also served by a trial of "Depressive Disorder, Major" (a narrower concept),
-and partly by one about "Mood Disorders" (the broader one) or "Dysthymic Disorder" (a sibling).
+and partly by one about "Mood Disorders" (the broader one) or "Cyclothymic Disorder" (a sibling).
 ``relation(frame_ui, other_ui)`` gives the closest link between any tree numbers of the two
 descriptors and its strength:
 
