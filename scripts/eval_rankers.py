@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ from ebm.evaluation.relevance import LEVELS
 from ebm.evaluation.report import build_report
 from ebm.evaluation.tasks import task_group
 from ebm.evaluation.trec import Run, read_qrels, run_from_rankings, run_from_scores, write_run
-from ebm.scoring.fit import Question, cross_validate, fit
+from ebm.scoring.fit import Question, cross_validate, fit, nested_cross_validate
 from ebm.scoring.rankers import FEATURES, WEIGHTS_FILE, PlusWeights, feature_values, rank
 from ebm.scoring.task import capped
 
@@ -66,6 +67,12 @@ def main() -> int:
     p.add_argument("--write", action="store_true", help=f"store the fit as ebm/data/{WEIGHTS_FILE}")
     p.add_argument("--ablation", action="store_true", help="cross-validated runs of feature subsets")
     p.add_argument("--variants", action="store_true", help="untuned variants of the paper's formula")
+    p.add_argument(
+        "--nested",
+        action="store_true",
+        help="nested CV: the feature set (EBM+ or an ablation) chosen by inner 5-fold CV without the "
+        "left-out question, then fitted: estimates choosing the set as well as its weights",
+    )
     p.add_argument("--out", type=Path, help="write every run (TREC format) into this directory")
     p.add_argument("--per-task", action="store_true", help="also the tables per clinical task")
     args = p.parse_args()
@@ -165,6 +172,20 @@ def run(args: argparse.Namespace) -> int:
             )
             if label == "EBM+":
                 fitted = whole
+
+    if args.nested:
+        sets = {"EBM+": FIT_FEATURES, **ABLATIONS}
+        nested = nested_cross_validate(
+            {k: (v, questions(v)) for k, v in sets.items()}, qrels, LEVELS["lenient"]
+        )
+        runs.append(
+            scored("EBM+ set and weights chosen without the question (nested CV)", nested.held_out_scores)
+        )
+        counts = Counter(nested.chosen.values())
+        notes.append(
+            "nested CV, feature set chosen per left-out question: "
+            + ", ".join(f"{k} {n} times" for k, n in counts.most_common())
+        )
 
     tasks = {q: task_group(frames[q].task.value) for q in qids}
     reports = {

@@ -15,7 +15,7 @@ from ebm.errors import InputError
 from ebm.evaluation.sweep import evaluate_settings
 from ebm.frame import frame_from_args, load_frame
 from ebm.scoring.combine import combine
-from ebm.scoring.fit import GRID, Question, cross_validate, fit, mean_map
+from ebm.scoring.fit import GRID, Question, cross_validate, fit, mean_map, nested_cross_validate
 from ebm.scoring.rankers import (
     FEATURES,
     RANKERS,
@@ -195,6 +195,15 @@ def test_cross_validation_scores_each_question_without_it(pool: dict[str, Annota
     assert sorted(q for held, _ in two.folds for q in held) == ["odd", "q1", "q2", "q3"]
     with pytest.raises(InputError, match="folds"):
         cross_validate(questions, ("a", "b"), qrels, folds=5)
+    # nested: the feature set is chosen without the left-out question too
+    only = {
+        name: ((name,), [Question(q.qid, q.docnos, q.features[:, [j]]) for q in questions])
+        for j, name in enumerate(("a", "b"))
+    }
+    nested = nested_cross_validate(only, qrels, inner_folds=3)
+    assert nested.chosen["q1"] == "b" and nested.chosen["odd"] == "b"
+    assert nested.inner_map["q1"]["b"] > nested.inner_map["q1"]["a"]
+    assert set(nested.held_out_scores) == set(qrels)
     with pytest.raises(InputError, match="no questions"):
         fit([], ("a", "b"), qrels)
 

@@ -134,3 +134,51 @@ def cross_validate(
         for q in held:
             scores[q.qid] = q.features @ f.weights
     return CrossValidation(out_folds, scores)
+
+
+@dataclass(frozen=True)
+class NestedCrossValidation:
+    held_out_scores: dict[str, np.ndarray]  # qid -> its candidates' scores by the chosen set's fit
+    chosen: dict[str, str]  # qid -> the feature set chosen without it
+    inner_map: dict[str, dict[str, float]]  # qid -> set -> inner cross-validated MAP
+
+
+def nested_cross_validate(
+    sets: Mapping[str, tuple[Sequence[str], Sequence[Question]]],
+    qrels: Qrels,
+    threshold: int = 2,
+    inner_folds: int = 5,
+    grid: Sequence[float] = GRID,
+) -> NestedCrossValidation:
+    """Choosing among feature sets by cross-validation is fitting too: this estimates the whole
+    procedure. For each question left out, every set is cross-validated (``inner_folds``) on the
+    other questions, the best (the first listed among equals) is fitted on them all and scores
+    the left-out question. ``sets``: name -> (feature names, questions with those features, all
+    sets listing the same questions in the same order)."""
+    names = list(sets)
+    if not names:
+        raise InputError("no feature sets to choose from")
+    qids = [q.qid for q in sets[names[0]][1]]
+    for n in names:
+        if [q.qid for q in sets[n][1]] != qids:
+            raise InputError(f"feature set {n!r} lists other questions")
+    scores: dict[str, np.ndarray] = {}
+    chosen: dict[str, str] = {}
+    inner: dict[str, dict[str, float]] = {}
+    for i, qid in enumerate(qids):
+        values: dict[str, float] = {}
+        for n in names:
+            features, qs = sets[n]
+            train = [q for q in qs if q.qid != qid]
+            cv = cross_validate(
+                train, features, qrels, threshold, folds=min(inner_folds, len(train)), grid=grid
+            )
+            held = [Question(q.qid, q.docnos, cv.held_out_scores[q.qid][:, None]) for q in train]
+            values[n] = float(mean_map(held, qrels, threshold, np.ones((1, 1)))[0])
+        best = max(names, key=lambda n: (values[n], -names.index(n)))
+        features, qs = sets[best]
+        f = fit([q for q in qs if q.qid != qid], features, qrels, threshold, grid)
+        scores[qid] = qs[i].features @ f.weights
+        chosen[qid] = best
+        inner[qid] = values
+    return NestedCrossValidation(scores, chosen, inner)
