@@ -8,8 +8,10 @@ A table (``rules/intervention_kinds.tsv``, ``rules/problem_kinds.tsv``) has rows
 - ``ROOT``: a category root (a descriptor whose trees are all top-level, such as "Therapeutics"
   or "Neoplasms"): too generic to name anything; overrides its trees.
 
-A descriptor takes, for each of its tree numbers, the weight of the longest matching tree row,
-and the largest over its trees; the table's ``default`` when none matches.
+A descriptor takes, for each of its tree numbers, the weight of the longest matching tree row
+(the table's ``default`` when no row matches that tree), and the largest over its trees. A table
+loaded with ``categories`` looks only at the trees under those prefixes (the problem table: C and
+F03, so that Pain's trees among physiological phenomena do not count).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class TreeWeights:
     drug: Weight | None = None  # the PA row
     root: Weight | None = None  # the ROOT row
     default: Weight = (0.0, "no row")
+    categories: tuple[str, ...] = ()  # tree prefixes that count (empty: all)
     _memo: dict[str, Weight] = field(default_factory=dict, repr=False)
 
     def weight(self, ui: str, vocabulary: MeshVocabulary) -> Weight | None:
@@ -56,13 +59,17 @@ class TreeWeights:
         else:
             best: Weight | None = None
             for t in d.tree_numbers:
+                if self.categories and not t.startswith(self.categories):
+                    continue
                 parts = t.split(".")
+                here = self.default
                 for k in range(len(parts), -1, -1):
                     prefix = ".".join(parts[:k]) if k else t[0]
                     if prefix in self.trees:
-                        if best is None or self.trees[prefix][0] > best[0]:
-                            best = self.trees[prefix]
+                        here = self.trees[prefix]
                         break
+                if best is None or here[0] > best[0]:
+                    best = here
             if self.drug and ui in vocabulary.pharm_actions and (best is None or self.drug[0] > best[0]):
                 best = self.drug
             found = best or self.default
@@ -71,12 +78,15 @@ class TreeWeights:
 
 
 def load_tree_weights(
-    path: Path, vocabulary: MeshVocabulary | None = None, default: float = 0.0
+    path: Path,
+    vocabulary: MeshVocabulary | None = None,
+    default: float = 0.0,
+    categories: tuple[str, ...] = (),
 ) -> TreeWeights:
     """Read a table; ``InputError`` naming file and line for a malformed row or an unknown term."""
     voc = vocabulary or mesh()
     table = load(path, COLUMNS)
-    out = TreeWeights({}, {}, default=(default, "no row"))
+    out = TreeWeights({}, {}, default=(default, "no row"), categories=categories)
     for row in table:
         term, w = row["term"], row["weight"]
         why = (row.comment or "").strip() or term

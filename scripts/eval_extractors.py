@@ -32,12 +32,14 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import sys
 import tarfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -289,16 +291,27 @@ def intervention(p: Prepared) -> list[Candidate]:
 
 
 def major_disorders(c: Citation) -> set[str]:
+    """The citation's major-topic disorders (any of them counts as the right primary problem).
+
+    Heading names were mapped to MeSH 2024 descriptors when the corpus was built (a name that
+    is now an entry term of another descriptor, e.g. "Metabolic Syndrome X", maps to it); a
+    heading left without a UI is looked up again here with ``MeshVocabulary.resolve``.
+    """
     if not c.mesh_headings or c.extra.get("mesh_major_unknown"):
         return set()
-    return {
-        h.descriptor_ui
-        for h in c.mesh_headings
-        if h.descriptor_ui and h.is_major and is_disorder(h.descriptor_ui, mesh())
-    }
+    voc = mesh()
+    out: set[str] = set()
+    for h in c.mesh_headings:
+        if not h.is_major:
+            continue
+        d = voc.get(h.descriptor_ui) if h.descriptor_ui else voc.resolve(h.descriptor_name)
+        if d is not None and is_disorder(d.ui, voc):
+            out.add(d.ui)
+    return out
 
 
 def problem_citations() -> list[tuple[Citation, set[str]]]:
+    """Bundled citations with a title and real major-topic flags (PubMedQA's are unknown)."""
     out = []
     for c in iter_bundled():
         if "pubmedqa" in (c.source or "") and c.extra.get("mesh_major_unknown", True):
@@ -309,26 +322,94 @@ def problem_citations() -> list[tuple[Citation, set[str]]]:
     return out
 
 
-def eval_problems(citations: list[tuple[Citation, set[str]]]) -> dict[str, Any]:
-    """Per scope: strict (the paper's: same descriptor as a major-topic disorder) and lenient
-    (the same or a MeSH descendant of one: a more specific disorder under the indexed topic)."""
+def indexed_descriptors() -> set[str]:
+    """Every descriptor any bundled record is indexed with (major or not, all sources)."""
+    return {h.descriptor_ui for c in iter_bundled() for h in c.mesh_headings or () if h.descriptor_ui}
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+_FILLER = frozenset("of the and in with or to for nos".split())
+
+
+def _word_set(text: str) -> set[str]:
+    """Lower-case words, a plural -s dropped ("cancers" = "cancer")."""
+    return {
+        w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+        for w in _WORD.findall(text.casefold())
+    }
+
+
+@cache
+def _entry_terms() -> dict[str, list[frozenset[str]]]:
+    out: dict[str, list[frozenset[str]]] = {}
+    for t in mesh().terms:
+        words = frozenset(_word_set(t.text) - _FILLER)
+        if words:
+            out.setdefault(t.descriptor_ui, []).append(words)
+    return out
+
+
+def named_in_text(gold: set[str], doc: Document) -> bool:
+    """True when some entry term of a gold descriptor has all its words in one sentence of the
+    title or abstract (any order: "Diabetes Mellitus, Type 2" in "type 2 diabetes mellitus").
+    Decided on the text and MeSH alone, not on what the concept matcher recognises."""
+    sentences = [_word_set(s.text) for s in doc.sentences]
+    terms = _entry_terms()
+    return any(words <= s for g in gold for words in terms.get(g, ()) for s in sentences)
+
+
+def eval_problems(citations: list[tuple[Citation, set[str]]], in_use: set[str]) -> dict[str, Any]:
+    """Per scope: strict, the paper's criterion (the primary problem is one of the major-topic
+    disorders), on all citations and on the answerable ones (a major-topic disorder is named in
+    the text, ``named_in_text``); lenient (also a MeSH descendant of one: a more specific disorder
+    under the indexed topic); version-tolerant (also a descendant that no bundled record is
+    indexed with, such as Essential Hypertension, new in MeSH 2019: an estimate of what MeSH
+    drift costs). ``recognised``: a major-topic disorder is among all the problems found."""
     pipeline, matcher, voc = default_pipeline(), default_matcher(), mesh()
     strict = {s: Tally() for s in SCOPES}
+    answerable = {s: Tally() for s in SCOPES}
     lenient = {s: Tally() for s in SCOPES}
+    tolerant = {s: Tally() for s in SCOPES}
+    recognised = Tally()
+    recognised_answerable = Tally()
     for c, gold in citations:
         doc = pipeline.process(c)
         concepts = annotate(doc, matcher)
+        named = named_in_text(gold, doc)
         for scope in SCOPES:
             found = extract_problems(doc, concepts, scope=scope)
+            if scope == "all":
+                hit = "correct" if any(f.concepts[0] in gold for f in found) else "wrong"
+                recognised.add(hit)
+                if named:
+                    recognised_answerable.add(hit)
+            tallies = [strict[scope], lenient[scope], tolerant[scope]] + (
+                [answerable[scope]] if named else []
+            )
             if not found:
-                strict[scope].add("unknown")
-                lenient[scope].add("unknown")
+                for t in tallies:
+                    t.add("unknown")
                 continue
             top = found[0].concepts[0]
-            strict[scope].add("correct" if top in gold else "wrong")
-            near = top in gold or any(is_ancestor(g, top, voc) for g in gold)
-            lenient[scope].add("correct" if near else "wrong")
-    return {s: {"strict": strict[s].row(), "lenient": lenient[s].row()} for s in SCOPES}
+            below = any(is_ancestor(g, top, voc) for g in gold)
+            ok = top in gold
+            strict[scope].add("correct" if ok else "wrong")
+            lenient[scope].add("correct" if ok or below else "wrong")
+            tolerant[scope].add("correct" if ok or (below and top not in in_use) else "wrong")
+            if named:
+                answerable[scope].add("correct" if ok else "wrong")
+    out: dict[str, Any] = {
+        s: {
+            "strict": strict[s].row(),
+            "answerable": answerable[s].row(),
+            "lenient": lenient[s].row(),
+            "version_tolerant": tolerant[s].row(),
+        }
+        for s in SCOPES
+    }
+    out["recognised"] = recognised.row()
+    out["recognised_answerable"] = recognised_answerable.row()
+    return out
 
 
 # --- report ---------------------------------------------------------------------------------------
@@ -396,19 +477,43 @@ def main(argv: list[str] | None = None) -> int:
         dev = [x for x in cits if int(x[0].pmid) % 2 == 0]
         held = [x for x in cits if int(x[0].pmid) % 2 == 1]
         log(f"problem: {len(cits)} citations with a major-topic disorder ({len(dev)} dev, {len(held)} test)")
-        print(
-            "\n| problem | n | title C/U/W % | title + 2 sentences C/U/W % | whole abstract C/U/W % "
-            "| lenient C %: title / title + 2 / whole |"
-        )
-        print("|---|---|---|---|---|---|")
+        in_use = indexed_descriptors()
         xml = [x for x in cits if ".xml" in (x[0].source or "")]
         parts = [("dev (even PMID)", dev), ("test (odd PMID)", held), ("MEDLINE XML records (both)", xml)]
+        rows = []
         for name, part in parts:
-            r = eval_problems(part)
+            r = eval_problems(part, in_use)
             results[f"problem@{name}"] = r
+            rows.append((name, r))
+        print(
+            "\n| problem, strict | n | title C/U/W % | title + 2 sentences C/U/W % | whole abstract C/U/W % "
+            "| recognised % |"
+        )
+        print("|---|---|---|---|---|---|")
+        for name, r in rows:
             st = [_fmt(r[s]["strict"]) for s in SCOPES]
+            rec = r["recognised"]["correct"]
+            print(f"| {name} | {r['all']['strict']['n']} | {' | '.join(st)} | {rec:.1f} |")
+        print(
+            "\n| problem, answerable (disorder named in the text) | n (% of all) | title C/U/W % "
+            "| title + 2 sentences C/U/W % | whole abstract C/U/W % | recognised % |"
+        )
+        print("|---|---|---|---|---|---|")
+        for name, r in rows:
+            a = r["all"]["answerable"]
+            share = 100.0 * a["n"] / max(r["all"]["strict"]["n"], 1)
+            st = [_fmt(r[s]["answerable"]) for s in SCOPES]
+            rec = r["recognised_answerable"]["correct"]
+            print(f"| {name} | {a['n']} ({share:.1f}) | {' | '.join(st)} | {rec:.1f} |")
+        print(
+            "\n| problem, C % | lenient: title / title + 2 / whole "
+            "| version-tolerant: title / title + 2 / whole |"
+        )
+        print("|---|---|---|")
+        for name, r in rows:
             le = " / ".join(f"{r[s]['lenient']['correct']:.1f}" for s in SCOPES)
-            print(f"| {name} | {r['all']['strict']['n']} | {' | '.join(st)} | {le} |")
+            vt = " / ".join(f"{r[s]['version_tolerant']['correct']:.1f}" for s in SCOPES)
+            print(f"| {name} | {le} | {vt} |")
     log(f"done in {time.perf_counter() - t0:.0f} s")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")

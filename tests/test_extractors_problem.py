@@ -14,10 +14,26 @@ from ebm.medline import iter_bundled
 from ebm.mesh import mesh
 from ebm.text.document import Document
 from ebm.text.pipeline import default_pipeline
-from extractors.problem import SCOPES, extract_problems, is_ancestor, is_disorder
+from extractors.problem import SCOPES, default_problem_kinds, extract_problems, is_ancestor, is_disorder
 from extractors.tree_weights import load_tree_weights
 
-PMIDS = {"7028532", "3503390", "16691061", "9626910", "3926042", "15897310"}
+PMIDS = {
+    "7028532",
+    "3503390",
+    "16691061",
+    "9626910",
+    "3926042",
+    "15897310",
+    "1376306",
+    "404962",
+    "1541306",
+    "10235220",
+    "1778354",
+    "6496450",
+    "8519720",
+    "17445928",
+    "23392460",
+}
 
 
 @pytest.fixture(scope="module")
@@ -79,16 +95,74 @@ def test_virus_infection_names_the_disease(processed) -> None:
 
 
 def test_specific_disorder_takes_its_ancestors_score(processed, citations) -> None:
-    # "Relief of pain by infusion of morphine after operation": title says pain, the body says
-    # postoperative pain, the indexers chose Pain, Postoperative.
-    doc, concepts = processed["3926042"]
-    assert extract_problems(doc, concepts, scope="title")[0].names == ("Pain",)
+    # Title: "Induction chemotherapy in head and neck cancer"; the first sentences name the
+    # "squamous cell carcinoma of the oropharynx" (composed with the site that follows it).
+    doc, concepts = processed["1376306"]
+    assert extract_problems(doc, concepts, scope="title")[0].names == ("Head and Neck Neoplasms",)
     top = extract_problems(doc, concepts, scope="all")[0]
-    assert top.names == ("Pain, Postoperative",)
-    assert "D010149" in major(citations["3926042"])
-    assert any("MeSH ancestor Pain" in e for e in top.evidence)
-    assert is_ancestor("D010146", "D010149", mesh())
+    assert top.names == ("Oropharyngeal Neoplasms",)
+    assert top.text == "squamous cell carcinoma of the oropharynx"
+    assert any("MeSH ancestor Head and Neck Neoplasms" in e for e in top.evidence)
+    assert "D009959" in major(citations["1376306"])
+    assert is_ancestor("D010146", "D010149", mesh())  # Pain > Pain, Postoperative
     assert not is_ancestor("D010149", "D010146", mesh())
+
+
+def test_descendant_named_less_prominently_keeps_its_own_score(processed, citations) -> None:
+    # Title: "... therapy for purulent meningitis"; "bacterial meningitis" only in the body:
+    # the title's disorder stays first (the indexers chose Meningitis).
+    doc, concepts = processed["404962"]
+    found = extract_problems(doc, concepts)
+    assert found[0].names == ("Meningitis",)
+    bacterial = next(c for c in found if c.names == ("Meningitis, Bacterial",))
+    assert not any("ancestor" in e for e in bacterial.evidence)
+    assert major(citations["404962"]) == {found[0].concepts[0]}
+    # The trade-off, measured on the development half: "Relief of pain by infusion of morphine
+    # after operation" names postoperative pain only in the body, and MeSH indexes it.
+    doc, concepts = processed["3926042"]
+    assert extract_problems(doc, concepts)[0].names == ("Pain",)
+    assert "D010149" in major(citations["3926042"])
+
+
+@pytest.mark.parametrize(
+    ("pmid", "text", "name"),
+    [
+        # MeSH's inverted form "Malaria, Falciparum"; "severe" left out
+        ("1541306", "falciparum malaria", "Malaria, Falciparum"),
+        # a word between left out: "chronic hepatitis B"
+        ("10235220", "chronic anti-HBe-positive hepatitis B", "Hepatitis B, Chronic"),
+        # a parenthesis stepped over
+        ("1778354", "type 2 (non-insulin-dependent) diabetes mellitus", "Diabetes Mellitus, Type 2"),
+        # the site after the disorder
+        ("17445928", "squamous cell cancer of the esophagus", "Esophageal Neoplasms"),
+        # the agent's strain dropped: MeSH has "HIV infection"
+        ("23392460", "HIV-1 infection", "HIV Infections"),
+        # the treatment names the problem, the word before it the time: after an operation
+        ("8519720", "post-thoracotomy analgesia", "Pain, Postoperative"),
+        # the paper's example of an implicit problem: a vaccine trial
+        ("6496450", "hepatitis B vaccine", "Hepatitis B"),
+    ],
+)
+def test_composed_and_implied_problems(processed, citations, pmid: str, text: str, name: str) -> None:
+    doc, concepts = processed[pmid]
+    top = extract_problems(doc, concepts, scope="title")[0]
+    assert (top.text, top.names) == (text, (name,))
+    assert top.concepts[0] in major(citations[pmid])
+
+
+def test_implied_problem_weighs_less(processed) -> None:
+    doc, concepts = processed["6496450"]
+    top = extract_problems(doc, concepts, scope="title")[0]
+    assert top.evidence[0] == "'hepatitis B vaccine' in title (+2.4), prevented by Hepatitis B Vaccines"
+
+
+def test_kind_weight_counts_only_disorder_trees() -> None:
+    voc, kinds = mesh(), default_problem_kinds()
+    mi = voc.by_name("Myocardial Infarction")  # a pathologic process (C23.550) and a heart disease (C14)
+    pain = voc.by_name("Pain")  # a sign (C23.888) and a sensation (F02, G11: not disorder trees)
+    assert mi is not None and pain is not None
+    assert kinds.weight(mi.ui, voc) == (1.0, "no row")
+    assert kinds.weight(pain.ui, voc) == (0.8, "signs and symptoms")
 
 
 def test_scope_limits_the_mentions(processed) -> None:
