@@ -133,11 +133,8 @@ def run(args: argparse.Namespace) -> int:
         for label, fn in variants.items():
             runs.append(scored(label, {q: [fn(c) for c in per_question[q]] for q in qids}))
     shipped = settings.plus_weights()
-    runs.append(
-        scored(
-            "EBM+ (shipped weights)", {q: rank("ebm-plus", per_question[q], settings).scores for q in qids}
-        )
-    )
+    label = "EBM+ (shipped weights)" if args.ranker_weights is None else f"EBM+ ({args.ranker_weights.name})"
+    runs.append(scored(label, {q: rank("ebm-plus", per_question[q], settings).scores for q in qids}))
 
     def questions(names: tuple[str, ...]) -> list[Question]:
         out = []
@@ -146,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             out.append(Question(q, docnos[q], np.column_stack([values[n] for n in names])))
         return out
 
-    notes = [f"EBM+ shipped weights ({shipped.source}): {dict(shipped.weights)}"]
+    notes = [f"EBM+ weights ({shipped.source}): {dict(shipped.weights)}"]
     fitted = None
     if args.fit or args.ablation:
         sets = {"EBM+": FIT_FEATURES} if args.fit else {}
