@@ -75,9 +75,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "ask",
         help="answer a clinical question (PICO frame) from MEDLINE",
-        description="Retrieve candidate citations for a PICO frame, score them the way evidence-based "
-        "medicine prescribes (S_PICO, strength of evidence, task) and show the best as answers: "
-        "title, the three best outcome sentences, grade, year, journal and score.",
+        description="Retrieve candidate citations for a PICO frame, score them (EBM+ by default: the "
+        "retrieval score, the question's words and MeSH-tree matches of the problem, interventions "
+        "and co-occurring problems; or the paper's S_EBM = S_PICO + strength of evidence + task with "
+        "--ranker paper-ebm) and show the best as answers: title, the three best outcome sentences, "
+        "grade, year, journal, score and every component.",
     )
     _frame_arguments(p, several=True)
     _config_arguments(p)
