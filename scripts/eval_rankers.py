@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         for r in runs:
             name = "".join(ch if ch.isalnum() or ch in "+-" else "_" for ch in r.name).strip("_")
-            write_run(args.out / f"{name}.run", r)
+            write_run(args.out / f"{name}.run", r, tag=name)
     if args.write:
         if fitted is None:
             print("error: --write needs --fit", file=sys.stderr)
