@@ -11,7 +11,9 @@ best first. Each mention scores
   (``rules/intervention_kinds.tsv``): drugs and therapeutic procedures weigh most; chemicals that
   are usually measured (glucose, hormones, enzymes), vital signs, study methods and facilities
   weigh little or nothing; category roots ("treatment", "therapy") are too generic to name one;
-- position: title, aims and methods weigh more; results less (``position_weight``);
+- position: by how often a sentence there names the intervention (``POSITION_WEIGHTS``): the
+  title most, then the aims (or the first two sentences), conclusions, background, results and,
+  least, methods (measured on EBM-NLP; the paper favours methods too);
 - cue: the strongest cue phrase of ``rules/intervention_cues.tsv`` that applies, either to the
   whole sentence ("we compared", "were randomized") or to the mention itself ("randomized to
   receive X", "efficacy of X", "X or placebo").
@@ -19,7 +21,9 @@ best first. Each mention scores
 Interventions the concept index does not know are found through ``rules/intervention_terms.tsv``:
 words with a drug-name stem ("imidafenacin", "olmesartan"), comparison words ("placebo"), and
 phrases right after a cue ("effects of a psycho-educational intervention on ...") or right
-before one ("remaxol vs placebo"), weighted by their head noun.
+before one ("remaxol vs placebo"), and title phrases ending in an intervention head noun
+("Home-based reach-to-grasp training for ..."), weighted by their head noun; a phrase made only
+of a disorder or persons ("the ASD group") or of a measure ("Gy/fraction") is none.
 
 A candidate's score is the sum over its mentions; its span is its best mention.
 """
@@ -44,16 +48,36 @@ from extractors.tree_weights import TreeWeights, load_tree_weights
 
 # Concepts without MeSH trees (UMLS CUIs) are interventions by semantic group.
 INTERVENTION_GROUPS = ("CHEM", "PROC", "DEVI")
+FOREIGN_GROUPS = ("DISO", "LIVB")  # disorders, persons: what a phrase before "group" must not be
 LOCAL_WINDOW = 8  # tokens before a mention searched for a "before" cue
 AFTER_CHARS = 30  # characters after a mention searched for an "after" cue
 
-_SECTION_WEIGHT = [
-    (re.compile(r"OBJECTIVE|AIM|PURPOSE|INTERVENTION|TREATMENT", re.I), 2.0),
-    (re.compile(r"METHOD|DESIGN|PATIENT|PARTICIPANT|SUBJECT|SETTING", re.I), 1.5),
-    (re.compile(r"BACKGROUND|INTRODUCTION|CONTEXT", re.I), 1.0),
-    (re.compile(r"RESULT|FINDING", re.I), 0.6),
-    (re.compile(r"CONCLUSION|INTERPRETATION|DISCUSSION", re.I), 0.8),
+# Where a sentence stands, by section label (structured abstracts) or position (unstructured).
+_SECTION_CLASS = [
+    (re.compile(r"OBJECTIVE|AIM|PURPOSE|INTERVENTION|TREATMENT", re.I), "aims"),
+    (re.compile(r"METHOD|DESIGN|PATIENT|PARTICIPANT|SUBJECT|SETTING", re.I), "methods"),
+    (re.compile(r"BACKGROUND|INTRODUCTION|CONTEXT", re.I), "background"),
+    (re.compile(r"RESULT|FINDING", re.I), "results"),
+    (re.compile(r"CONCLUSION|INTERPRETATION|DISCUSSION", re.I), "conclusions"),
 ]
+# How much a mention weighs by where it stands: by how often a sentence there names an
+# intervention under study on the EBM-NLP development half A (``scripts/eval_extractors.py
+# --positions``: title 90 %, aims 78 %, first two sentences 75 %, conclusions and last
+# sentences 66 %, background 65 %, body 56 %, results 49 %, methods 40 %, other sections 29 %),
+# squared and scaled to the title's 2.5. Methods sentences weigh little although the paper
+# favours them: most describe measurements, doses and follow-up, or name co-interventions.
+POSITION_WEIGHTS: dict[str, float] = {
+    "title": 2.5,
+    "aims": 1.9,
+    "first two sentences": 1.7,
+    "conclusions": 1.3,
+    "last sentences": 1.3,
+    "background": 1.3,
+    "body": 0.9,
+    "results": 0.7,
+    "methods": 0.5,
+    "other section": 0.3,
+}
 
 
 @cache
@@ -224,8 +248,10 @@ def _phrase_mentions(
     after: CueSet,
     terms: InterventionTerms,
     covered: set[int],
+    foreign: frozenset[int] = frozenset(),
 ) -> list[Mention]:
-    """Phrases right after a ``before`` cue or right before an ``after`` cue that no concept covers."""
+    """Phrases right after a ``before`` cue or right before an ``after`` cue that no concept covers
+    (``foreign``: tokens of disorders and persons, which alone make no phrase)."""
     toks = doc.tokens
     starts = [t.start for t in toks]
     out: list[Mention] = []
@@ -233,11 +259,22 @@ def _phrase_mentions(
     for s in doc.sentences:
         found = [("before", span) for span in before.positions(s.text)]
         found += [("after", span) for span in after.positions(s.text)]
+        if s.position == "title":  # "Home-based reach-to-grasp training for people after stroke"
+            found += [
+                ("head", (toks[k].start - s.start, toks[k].end - s.start))
+                for k in range(s.token_start, s.token_end)
+                if toks[k].text.casefold() in terms.heads
+            ]
         for where, (m_start, m_end) in found:
-            if where == "before":
+            if where == "head":
+                j = bisect.bisect_left(starts, s.start + m_end, s.token_start, s.token_end)
+                i = j - 1
+                while i > s.token_start and j - i < MAX_PHRASE and _phrase_word(toks[i - 1].text):
+                    i -= 1
+            elif where == "before":
                 i = bisect.bisect_left(starts, s.start + m_end, s.token_start, s.token_end)
                 skipped = 0
-                while i < s.token_end and toks[i].text.casefold() in _PHRASE_SKIP and skipped < 3:
+                while i < s.token_end and _skipped_first(toks[i].text) and skipped < 3:
                     i += 1
                     skipped += 1
                 j = i
@@ -248,20 +285,27 @@ def _phrase_mentions(
                 i = j
                 while i > s.token_start and j - i < MAX_PHRASE and _phrase_word(toks[i - 1].text):
                     i -= 1
-            while i < j and toks[i].text.casefold() in _PHRASE_SKIP:
-                i += 1  # "the postconditioning group": the phrase starts after the article
+            while i < j and (toks[i].text.casefold() in _PHRASE_SKIP or toks[i].text.isdigit()):
+                i += 1  # "the postconditioning group", "2 tobacco use cessation interventions"
             if j <= i or (i, j) in seen or any(k in covered for k in range(i, j)):
                 continue
             seen.add((i, j))
             words = [t.text for t in toks[i:j]]
             if not any(len(w) >= 3 and w.casefold() not in _FUNCTION_WORDS for w in words):
                 continue
+            if all(k in foreign for k in range(i, j)):
+                continue  # "the ASD group": a disorder or persons, not what they received
+            if all(
+                p in _measures() or not p.isalpha() for w in words for p in re.split(r"[/-]", w.casefold())
+            ):
+                continue  # "3 Gy/fraction": a measure
             stem = next((x for w in words if (x := terms.stem(w))), None)
             if stem:
                 kind = stem
                 key = next(w for w in words if terms.stem(w)).casefold()
             elif words[-1].casefold() in terms.heads:
-                kind = (terms.heads[words[-1].casefold()], f"phrase after a cue, head {words[-1]!r}")
+                said = "title phrase" if where == "head" else "phrase after a cue"
+                kind = (terms.heads[words[-1].casefold()], f"{said}, head {words[-1]!r}")
                 key = " ".join(words).casefold()
             else:
                 kind = (PHRASE_WEIGHT, "phrase after a cue")
@@ -312,6 +356,17 @@ def _recurring(doc: Document, phrases: list[Mention], taken: set[int]) -> list[M
     return out
 
 
+def _skipped_first(token: str) -> bool:
+    return token.casefold() in _PHRASE_SKIP or token.isdigit()
+
+
+@cache
+def _measures() -> frozenset[str]:
+    from extractors.population import load_population_words
+
+    return load_population_words().measures
+
+
 def _phrase_word(token: str) -> bool:
     t = token.casefold()
     return t not in _PHRASE_STOP and t not in _participants() and any(ch.isalpha() for ch in t)
@@ -325,21 +380,29 @@ def _participants() -> frozenset[str]:
     return load_population_words().participants
 
 
-def position_weight(sentence: Sentence) -> tuple[float, str]:
-    # The title and the aims (the first sentences of an unstructured abstract) name what is tested.
+def position_class(sentence: Sentence) -> str:
+    """Where a sentence stands: a key of ``POSITION_WEIGHTS``."""
     if sentence.position == "title":
-        return 2.5, "title"
+        return "title"
     label = sentence.nlm_category or sentence.section_label
     if label:
-        for pattern, w in _SECTION_WEIGHT:
+        for pattern, name in _SECTION_CLASS:
             if pattern.search(label):
-                return w, f"section {label}"
-        return 1.0, f"section {label}"
+                return name
+        return "other section"
     if sentence.position == "first":
-        return 2.0, "first two sentences"
+        return "first two sentences"
     if sentence.position == "last":
-        return 0.8, "last sentences"
-    return 1.0, "body"
+        return "last sentences"
+    return "body"
+
+
+def position_weight(sentence: Sentence) -> tuple[float, str]:
+    # The title and the aims (the first sentences of an unstructured abstract) name what is tested.
+    where = position_class(sentence)
+    label = sentence.nlm_category or sentence.section_label
+    why = f"section {label}" if label and where != "title" else where
+    return POSITION_WEIGHTS[where], why
 
 
 def _mention_cue(doc: Document, c: Mention, before: CueSet, after: CueSet) -> WeightedCue | None:
@@ -374,7 +437,13 @@ def extract_interventions(
     strong = {k for m in mentions if m.kind >= COVERING_KIND for k in range(m.token_start, m.token_end)}
     mentions += _term_mentions(doc, terms, covered)
     taken = strong | {k for m in mentions if m.concept is None for k in range(m.token_start, m.token_end)}
-    mentions += _recurring(doc, _phrase_mentions(doc, before, after, terms, taken), taken)
+    foreign = frozenset(
+        k
+        for c in concepts
+        if any(g in c.groups for g in FOREIGN_GROUPS) and not any(g in c.groups for g in INTERVENTION_GROUPS)
+        for k in range(c.token_start, c.token_end)
+    )
+    mentions += _recurring(doc, _phrase_mentions(doc, before, after, terms, taken, foreign), taken)
     sentence_cue: dict[int, WeightedCue | None] = {}
     totals: dict[str, float] = {}
     best: dict[str, tuple[float, Mention]] = {}

@@ -30,6 +30,7 @@ odd = held out).
 from __future__ import annotations
 
 import argparse
+import difflib
 import gzip
 import json
 import re
@@ -54,7 +55,7 @@ from ebm.mesh import mesh  # noqa: E402
 from ebm.text.document import Document  # noqa: E402
 from ebm.text.pipeline import SEPARATOR, default_pipeline  # noqa: E402
 from extractors.candidate import Candidate  # noqa: E402
-from extractors.intervention import extract_interventions  # noqa: E402
+from extractors.intervention import POSITION_WEIGHTS, extract_interventions, position_class  # noqa: E402
 from extractors.population import extract_population  # noqa: E402
 from extractors.problem import extract_problems, is_ancestor, is_disorder  # noqa: E402
 
@@ -85,8 +86,14 @@ class Prepared:
 # --- gold data --------------------------------------------------------------------------------
 
 
-def ebmnlp_docs(shared: Path) -> list[GoldDoc]:
-    """EBM-NLP dev: ``token POS tag`` lines, a blank line between sentences, ``-DOCSTART-``."""
+def ebmnlp_docs(shared: Path, bundled: list[Citation] | None = None) -> list[GoldDoc]:
+    """EBM-NLP dev: ``token POS tag`` lines, a blank line between sentences, ``-DOCSTART-``.
+
+    Each document is title + abstract without PMID; it is matched to its bundled citation (the
+    same abstracts are in PICO-data) by its title, so that the extractors see the title and the
+    labelled sections they see in use. A document without a match is processed as one
+    unstructured abstract.
+    """
     docs: list[list[list[tuple[str, str]]]] = []
     with gzip.open(shared / EBMNLP, "rt", encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -99,12 +106,27 @@ def ebmnlp_docs(shared: Path) -> list[GoldDoc]:
             else:
                 token, _pos, tag = line.rsplit(" ", 2)
                 docs[-1][-1].append((token, tag))
+    by_title: dict[str, list[tuple[str, Citation]]] = {}
+    for c in bundled or ():
+        if c.title and c.abstract:
+            k = _match_key(c.title)
+            by_title.setdefault(k[:20], []).append((k, c))
     out: list[GoldDoc] = []
     for n, sentences in enumerate(docs):
         text, spans = _detokenize([s for s in sentences if s])
-        cit = Citation(pmid=f"ebmnlp{n}", abstract=(AbstractSection(text),), source="ebm-nlp")
+        k = _match_key(text)
+        found = [c for t, c in by_title.get(k[:20], ()) if k.startswith(t)]
+        cit = (
+            max(found, key=lambda c: len(c.title or ""))
+            if found
+            else Citation(pmid=f"ebmnlp{n}", abstract=(AbstractSection(text),), source="ebm-nlp")
+        )
         out.append(GoldDoc(f"ebmnlp:{n}", cit, text, spans))
     return out
+
+
+def _match_key(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.casefold())
 
 
 _NO_SPACE_BEFORE = {".", ",", ";", ":", ")", "]", "%", "?", "!"}
@@ -182,6 +204,21 @@ def align(doc: Document, text: str) -> list[int] | None:
     return out
 
 
+def align_fuzzy(doc: Document, text: str) -> list[int]:
+    """``align`` for texts that differ in a few characters (EBM-NLP drops some punctuation and
+    has undecodable bytes; its section labels are in the text): the matching blocks of the two
+    texts without whitespace (difflib); characters outside them map to -1."""
+    a_idx = [i for i, ch in enumerate(doc.text) if not ch.isspace()]
+    b_idx = [i for i, ch in enumerate(text) if not ch.isspace()]
+    a = "".join(doc.text[i] for i in a_idx)
+    b = "".join(text[i] for i in b_idx)
+    out = [-1] * len(doc.text)
+    for block in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
+        for k in range(block.size):
+            out[a_idx[block.a + k]] = b_idx[block.b + k]
+    return out
+
+
 def prepare(golds: Iterable[GoldDoc], log: Callable[[str], None]) -> list[Prepared]:
     pipeline, matcher = default_pipeline(), default_matcher()
     out: list[Prepared] = []
@@ -189,6 +226,8 @@ def prepare(golds: Iterable[GoldDoc], log: Callable[[str], None]) -> list[Prepar
     for g in golds:
         doc = pipeline.process(g.citation)
         mapping = align(doc, g.text)
+        if mapping is None and g.key.startswith("ebmnlp"):
+            mapping = align_fuzzy(doc, g.text)
         if mapping is None:
             skipped += 1
             continue
@@ -277,6 +316,21 @@ def eval_phrases(
         "b_reference_first_words": b_ref.row(),
         "examples": examples,
     }
+
+
+def position_density(prepared: list[Prepared], element: str) -> dict[str, tuple[int, int]]:
+    """Per position class of the intervention extractor: (sentences with a gold token of
+    ``element``, sentences), over the abstracts that have one."""
+    out: dict[str, list[int]] = {}
+    for p in prepared:
+        gold = p.token_gold[element]
+        if not any(gold):
+            continue
+        for s in p.doc.sentences:
+            row = out.setdefault(position_class(s), [0, 0])
+            row[0] += sentence_has_gold(p.doc, s.index, gold)
+            row[1] += 1
+    return {k: (v[0], v[1]) for k, v in out.items()}
 
 
 def population(p: Prepared) -> list[Candidate]:
@@ -441,6 +495,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS))
     ap.add_argument("--limit", type=int, help="at most this many documents per set (quick runs)")
     ap.add_argument("--json", type=Path, help="also write all results (with examples) here")
+    ap.add_argument(
+        "--positions",
+        action="store_true",
+        help="also print, per EBM-NLP set, how often a sentence at each position names an intervention",
+    )
     args = ap.parse_args(argv)
     only = set(args.only or ["population", "intervention", "problem"])
 
@@ -450,11 +509,11 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     results: dict[str, Any] = {}
     bundled: dict[str, Citation] = {}
-    if any(s.startswith("pico") for s in args.sets) and "population" in only:
+    if only & {"population", "intervention"}:
         bundled = {c.pmid: c for c in iter_bundled() if "pico-data" in (c.source or "")}
     for name in args.sets:
         if name.startswith("ebmnlp"):
-            docs = ebmnlp_docs(args.shared)
+            docs = ebmnlp_docs(args.shared, list(bundled.values()))
             docs = docs[0::2] if name.endswith("A") else docs[1::2]
             elements = [("population", "P", population), ("intervention", "I", intervention)]
         else:
@@ -467,7 +526,15 @@ def main(argv: list[str] | None = None) -> int:
         prepared = prepare(docs[: args.limit] if args.limit else docs, log)
         for label, element, fn in elements:
             results[f"{label}@{name}"] = eval_phrases(prepared, element, fn)
-    phrase_results = {k: v for k, v in results.items() if "@" in k}
+        if args.positions and name.startswith("ebmnlp"):
+            density = position_density(prepared, "I")
+            results[f"positions@{name}"] = density
+            print(f"\n| position ({name}) | sentences naming an intervention | share % | weight |")
+            print("|---|---|---|---|")
+            for key in sorted(density, key=lambda k: -density[k][0] / density[k][1]):
+                hit, n = density[key]
+                print(f"| {key} | {hit} / {n} | {100 * hit / n:.1f} | {POSITION_WEIGHTS[key]:g} |")
+    phrase_results = {k: v for k, v in results.items() if "@" in k and not k.startswith("positions@")}
     if phrase_results:
         print("\n".join(phrase_table(phrase_results)))
     if "problem" in only:

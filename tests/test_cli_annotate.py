@@ -55,7 +55,7 @@ def test_pubmed_xml_file(shared: Path, capsys) -> None:
     assert main(["annotate", "--file", str(shared / "medline" / "pubmed-29768149.xml"), "29768149"]) == 0
     out = capsys.readouterr().out
     assert "Strength of evidence: grade A (clinical trial)" in out
-    assert "'Asthma' [Asthma D001249]" in out and "'budesonide' [Budesonide D019819]" in out
+    assert "'Asthma' [Asthma D001249]" in out and "'Budesonide' [Budesonide D019819]" in out
 
 
 @pytest.mark.parametrize(

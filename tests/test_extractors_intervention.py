@@ -16,9 +16,15 @@ from ebm.paths import rules_dir
 from ebm.text.document import Document
 from ebm.text.pipeline import default_pipeline
 from extractors.cues import best_cue, load_weighted_cues
-from extractors.intervention import default_kinds, extract_interventions, load_intervention_terms
+from extractors.intervention import (
+    POSITION_WEIGHTS,
+    default_kinds,
+    extract_interventions,
+    load_intervention_terms,
+    position_class,
+)
 
-PMIDS = {"7028532", "8101194", "9833745", "16124442", "17954800", "20369616"}
+PMIDS = {"7028532", "8101194", "9833745", "16124442", "17954800", "20369616", "23782653", "9842079"}
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +71,32 @@ def test_title_drug_and_placebo(processed) -> None:
 def test_all_arms_of_a_comparison(processed) -> None:
     # "Chlorhexidine-based antiseptic solution vs alcohol-based povidone-iodine for central venous
     # catheter care": every product compared is returned.
-    texts = [t for t, _ in top(processed, "17954800", 4)]
+    texts = [t.casefold() for t, _ in top(processed, "17954800", 4)]
     assert {"povidone-iodine", "alcohol", "chlorhexidine"} <= set(texts)
+
+
+def test_title_phrase_with_an_intervention_head(processed) -> None:
+    # "Home-based reach-to-grasp training for people after stroke": no cue, no concept; the
+    # title's phrase ending in a head noun names the intervention.
+    _, doc, concepts = processed["23782653"]
+    best = extract_interventions(doc, concepts)[0]
+    assert best.text == "Home-based reach-to-grasp training"
+    assert "title phrase, head 'training'" in best.evidence[0]
+
+
+def test_phrase_after_a_cue_starts_after_a_number(processed) -> None:
+    # "[Clinical trial of 2 tobacco use cessation interventions in primary care]"
+    _, doc, concepts = processed["9842079"]
+    assert "tobacco use cessation interventions" in [c.text for c in extract_interventions(doc, concepts)[:3]]
+
+
+def test_position_weights(processed) -> None:
+    _, doc, _ = processed["23782653"]  # a structured abstract: BACKGROUND, METHODS/DESIGN, DISCUSSION
+    classes = [position_class(s) for s in doc.sentences]
+    assert classes[0] == "title" and "background" in classes and "methods" in classes
+    # The title names the intervention most often, methods sentences least (EBM-NLP half A).
+    assert POSITION_WEIGHTS["title"] == max(POSITION_WEIGHTS.values())
+    assert POSITION_WEIGHTS["methods"] < POSITION_WEIGHTS["body"] < POSITION_WEIGHTS["aims"]
 
 
 def test_scores_and_evidence(processed) -> None:
