@@ -57,6 +57,9 @@ VALIDATORS: dict[str, str] = {
     "negation_triggers.tsv": "ebm.text.negation:load_negation_rules",
     "population_words.tsv": "extractors.population:load_population_words",
     "intervention_cues.tsv": "extractors.cues:load_weighted_cues",
+    "intervention_kinds.tsv": "extractors.tree_weights:load_tree_weights",
+    "problem_kinds.tsv": "extractors.tree_weights:load_tree_weights",
+    "intervention_terms.tsv": "extractors.intervention:load_intervention_terms",
     "outcome_cues.tsv": "extractors.outcome_cues:read_cues",
 }
 
