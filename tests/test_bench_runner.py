@@ -146,7 +146,7 @@ def test_pool_and_date_orders_score_as_computed_by_hand(tiny: dict) -> None:
 
 def test_every_system_reranks_the_same_pools(tiny: dict) -> None:
     runs = sorted(p.stem for p in (tiny["out"] / "runs").glob("*.run"))
-    assert runs == ["bm25", "combination", "date", "ebm", "pool", "term"]
+    assert runs == ["bm25", "combination", "date", "ebm", "ebm-plus", "pool", "term"]
     for name in runs:
         run = read_run(tiny["out"] / "runs" / f"{name}.run")
         assert {q: sorted(run.ranking(q)) for q in POOLS} == {
@@ -175,6 +175,47 @@ def test_scored_systems_rank_as_ebm_ask_does(tiny: dict, home: Path, monkeypatch
                         assert run.ranking(qid) == [a.pmid for a in answers], (ranker, qid)
                     by_doc = {d.docno: d.score for d in run.results[qid]}
                     assert [by_doc[a.pmid] for a in answers] == pytest.approx(scores, abs=1e-12)
+
+
+def test_ebm_plus_run_is_ebm_asks_order(tiny: dict, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ebm-plus run is ``ebm ask``'s default ranking (EBM+, shipped weights) of each pool, the
+    pool's scores passed as the retrieval scores: the same order, ties included, and the same
+    scores."""
+    from ebm.ask import AskConfig, Pipeline
+    from ebm.frame import load_frame
+    from ebm.store import open_store
+
+    monkeypatch.setenv("EBM_HOME", str(home))
+    run = read_run(tiny["out"] / "runs" / "ebm-plus.run")
+    pools = {p.qid: p for p in read_pools(tiny["pools"])}
+    with open_store() as store, Pipeline(AskConfig(year=YEAR), source=store) as pipeline:
+        assert pipeline.config.ranker == "ebm-plus"
+        for qid, pool in pools.items():
+            frame = load_frame(tiny["frames"] / f"{qid}.json")
+            annotations, _ = pipeline.annotate(store.fetch(pool.pmids))
+            answers = pipeline.rank(frame, annotations, retrieval=[c.pool_score for c in pool.candidates])
+            assert run.ranking(qid) == [a.pmid for a in answers], qid
+            by_doc = {d.docno: d.score for d in run.results[qid]}
+            assert [by_doc[a.pmid] for a in answers] == pytest.approx([a.score for a in answers], abs=1e-12)
+            # the retrieval feature is the pool score, min-max scaled (weight 1): 6.5 ... 1.5 -> 1 ... 0
+            n = len(pool.candidates)
+            scaled = [(c.pool_score - 1.5) / (n - 1) for c in pool.candidates]
+            assert [a.ranking["retrieval"] for a in answers] == pytest.approx(
+                [scaled[a.retrieval_rank - 1] for a in answers], abs=1e-12
+            )
+    md = (tiny["out"] / "bench.md").read_text()
+    assert md.count("| EBM+ (weights fitted on the dev set) | ") == 6
+    assert "training figure" in md and "scripts/eval_rankers.py" in md
+    data = report(tiny)
+    assert any("leave-one-question-out" in n for n in data["notes"])
+
+
+def test_ebm_plus_ties_keep_the_given_order() -> None:
+    from ebm.evaluation.bench import ordered_run
+
+    run = ordered_run("x", {"Q": [("1", 2.0), ("9", 1.0), ("2", 1.0), ("5", 1.0), ("3", 0.5)]})
+    assert run.ranking("Q") == ["1", "9", "2", "5", "3"]  # trec_eval alone would give 9, 5, 2
+    assert [d.score for d in run.results["Q"]] == pytest.approx([2.0, 1.0, 1.0, 1.0, 0.5], abs=1e-15)
 
 
 def test_bm25_ranks_by_the_question_words_with_the_stores_scores(tiny: dict, home: Path, monkeypatch) -> None:
@@ -215,8 +256,12 @@ def test_outputs_tables_and_diagnosis(tiny: dict) -> None:
         "by-pico.outcome",
         "by-soe.date",
         "by-known.mesh",
+        "by-ebm-plus",
+        "by-match.problem",
+        "by-lexical",
     ):
         assert f"\n{name} " in diagnosis
+    assert "by-ebm-plus.rank" not in diagnosis
     assert "Across all tasks (2 queries)" in tiny["stdout"]
     assert "Components: 11 candidates of 2 questions" in tiny["stdout"]
 
@@ -280,6 +325,9 @@ def test_retrieved_pools_are_the_ask_retrieval(tiny: dict, home: Path, monkeypat
             assert [c.pool_score for c in pool.candidates] == sorted(
                 (c.pool_score for c in pool.candidates), reverse=True
             )
+            # the scores ebm ask gives EBM+ as its retrieval feature: the store's BM25 of the query
+            hits = store.search_hits(expected.query, limit=7).hits
+            assert [c.pool_score for c in pool.candidates] == [h.score or 0.0 for h in hits]
 
 
 # -- on hand-made components (no scorer) --------------------------------------------------------

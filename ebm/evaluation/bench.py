@@ -9,7 +9,11 @@ baseline, or a pool retrieved from the store with the frame's query) is reranked
 - ``bm25``: BM25 of the question's words over title and abstract (the store's FTS5 index);
 - ``term``: the term-based reranker (question-term overlap weighted by outcome probability);
 - ``ebm``: S_EBM = l1 S_PICO + l2 S_SoE + l3 S_task;
-- ``combination``: alpha norm(S_EBM) + (1 - alpha) norm(S_term), min-max per question.
+- ``combination``: alpha norm(S_EBM) + (1 - alpha) norm(S_term), min-max per question;
+- ``ebm-plus``: EBM+, ``ebm ask``'s default ranker (``ebm.scoring.rankers``) with the shipped
+  weights and the pool score as its retrieval feature, in exactly ``ebm ask``'s order (ties:
+  pool order). Its weights were fitted on the development questions (``scripts/eval_rankers.py``):
+  on those, this run is a training figure, not an estimate.
 
 Scores come from ``ebm.evaluation.components`` (computed once, cached). Runs of the scored
 systems keep their scores, so ties fall as trec_eval breaks them (docno descending) — the same
@@ -49,7 +53,7 @@ from ebm.evaluation.tasks import frame_paths, task_group
 from ebm.evaluation.trec import Qrels, Run, format_run, read_run, run_from_rankings, run_from_scores
 from ebm.frame import Frame, load_frame
 
-SYSTEMS = ("pool", "date", "bm25", "term", "ebm", "combination")
+SYSTEMS = ("pool", "date", "bm25", "term", "ebm", "combination", "ebm-plus")
 DEFAULT_POOL_SIZE = 50
 
 
@@ -116,7 +120,9 @@ def retrieve_pools(
     frames: Mapping[str, Frame], store: Any, size: int = DEFAULT_POOL_SIZE, rules: Any = None
 ) -> tuple[list[Pool], dict[str, str]]:
     """Each frame's pool from the store with its formulated query (``ebm.query.retrieve``),
-    relaxed until the pool is full; the score is the retrieval order (size, size - 1, ...)."""
+    relaxed until the pool is full; the score is the store's BM25 of that query, as in ``ebm
+    ask`` (the retrieval order, n, n - 1, ..., when the store gives none)."""
+    from ebm.ask import retrieval_scores
     from ebm.evaluation.components import Candidate
     from ebm.query import retrieve
 
@@ -124,7 +130,14 @@ def retrieve_pools(
     for qid in sorted(frames):
         found = retrieve(frames[qid], store, min_hits=size, limit=size, rules=rules)
         pmids = list(found.result.pmids)
-        pools.append(Pool(qid, [Candidate(p, float(len(pmids) - i)) for i, p in enumerate(pmids)]))
+        # the store's BM25 of the final query, as ebm ask passes it to EBM+ (else the order)
+        scores = None
+        if pmids and hasattr(store, "search_hits"):
+            hits = store.search_hits(found.query, limit=len(pmids)).hits
+            if [h.pmid for h in hits] == pmids:
+                scores = {h.pmid: h.score for h in hits}
+        values = retrieval_scores(pmids, scores)
+        pools.append(Pool(qid, [Candidate(p, s) for p, s in zip(pmids, values, strict=True)]))
         queries[qid] = found.query
     return pools, queries
 
@@ -143,8 +156,42 @@ def _ranked_by(q: QuestionComponents, column: str) -> list[str]:
     return [q.docnos[i] for i in order]
 
 
+def ordered_run(name: str, ranked: Mapping[str, Sequence[tuple[str, float]]]) -> Run:
+    """A run in the given orders (best first) that keeps the scores: a score tied with the one
+    ranked above it is lowered by one ulp (``math.nextafter``), so trec_eval's order (score
+    descending, docno descending on ties) is the given order, with the scores as good as exact."""
+    import math
+
+    from ebm.evaluation.trec import ScoredDoc
+
+    run = Run(name=name)
+    for qid, docs in ranked.items():
+        out: list[ScoredDoc] = []
+        for rank, (docno, score) in enumerate(docs, start=1):
+            if out and score >= out[-1].score:
+                score = math.nextafter(out[-1].score, -math.inf)
+            out.append(ScoredDoc(docno, float(score), rank))
+        run.results[qid] = out
+    return run
+
+
+def plus_run(components: Components, name: str = "ebm-plus") -> Run | None:
+    """EBM+ in ``ebm ask``'s order (``ebm-plus.rank``) with its scores; None when the components
+    have no EBM+ columns (a components file written before EBM+ was benched)."""
+    qs = components.questions
+    if not qs or any("ebm-plus" not in q.values or "ebm-plus.rank" not in q.values for q in qs):
+        return None
+    ranked = {}
+    for q in qs:
+        scores, ranks = q.column("ebm-plus"), q.column("ebm-plus.rank")
+        order = sorted(range(len(q.docnos)), key=lambda i: ranks[i])
+        ranked[q.qid] = [(q.docnos[i], float(scores[i])) for i in order]
+    return ordered_run(name, ranked)
+
+
 def system_runs(components: Components, settings: Settings) -> list[Run]:
-    """pool, date, bm25, term, ebm and combination runs over the same pools (pool first)."""
+    """pool, date, bm25, term, ebm, combination and (when computed) ebm-plus runs over the same
+    pools (pool first)."""
     qs = components.questions
     pool = run_from_rankings("pool", {q.qid: list(q.docnos) for q in qs})
     years = {d: y for q in qs for d, y in zip(q.docnos, q.years, strict=True)}
@@ -162,7 +209,8 @@ def system_runs(components: Components, settings: Settings) -> list[Run]:
         name="combination",
         beta=1 - settings.alpha,
     )
-    return [pool, date, bm25, term, ebm, combination]
+    plus = plus_run(components)
+    return [pool, date, bm25, term, ebm, combination] + ([plus] if plus is not None else [])
 
 
 def component_runs(components: Components) -> list[Run]:
@@ -170,6 +218,8 @@ def component_runs(components: Components) -> list[Run]:
     qs = components.questions
     runs = [run_from_rankings("pool", {q.qid: list(q.docnos) for q in qs})]
     for column in components.columns:
+        if column == "ebm-plus.rank":  # a position, not a score (ebm-plus itself is ranked)
+            continue
         runs.append(run_from_rankings(f"by-{column}", {q.qid: _ranked_by(q, column) for q in qs}))
     return runs
 
@@ -314,6 +364,14 @@ def markdown_tables(reports: Mapping[str, Report], labels: Mapping[str, str] | N
     return "\n".join(out) + "\n"
 
 
+PLUS_NOTE = (
+    "EBM+ ranks with the shipped weights ({source}), fitted on the 23 development questions of the "
+    "benchmark (../shared/data/bench): on those questions its row is a training figure. The honest "
+    "estimate is the leave-one-question-out cross-validation of `python scripts/eval_rankers.py "
+    "--bench ../shared/data/bench --year 2024 --fit` (each question ranked with weights fitted on "
+    "the other 22; docs/scoring.md)."
+)
+
 RUN_LABELS = {
     "pool": "pool order",
     "date": "date order (newest first)",
@@ -321,6 +379,7 @@ RUN_LABELS = {
     "term": "term-based",
     "ebm": "EBM",
     "combination": "combination",
+    "ebm-plus": "EBM+ (weights fitted on the dev set)",
 }
 
 
@@ -352,7 +411,11 @@ class BenchResult:
             path.write_text(diagnosis_text(report), encoding="utf-8")
             written[f"diagnosis {level}"] = path
         md = out / "bench.md"
-        md.write_text(markdown_tables(self.reports, RUN_LABELS), encoding="utf-8")
+        notes = "".join(f"\n- {n}" for n in self.notes)
+        md.write_text(
+            markdown_tables(self.reports, RUN_LABELS) + (f"\nNotes:\n{notes}\n" if notes else ""),
+            encoding="utf-8",
+        )
         written["markdown"] = md
         js = out / "report.json"
         js.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
@@ -397,6 +460,10 @@ def run_bench(
     if not judged:
         raise InputError("none of the benched questions has judgments in the qrels")
     runs = system_runs(components, settings)
+    if any(r.name == "ebm-plus" for r in runs):
+        from ebm.scoring.rankers import shipped_weights
+
+        notes.append(PLUS_NOTE.format(source=Path(shipped_weights().source).name))
     reports = evaluate(judged, runs, components, levels, fine_tasks, qrels_path)
     diagnosis = evaluate(judged, component_runs(components), components, levels, fine_tasks, qrels_path)
     return BenchResult(components, settings, runs, reports, diagnosis, notes)

@@ -9,14 +9,18 @@ each question whose pool holds it:
   and their parts (``pico.problem``, ``pico.outcome``, ``soe.journal``, ``soe.date``, ...) for
   diagnosis;
 - ``term``: the term-based reranker's score (``ebm.scoring.term_score``);
+- ``ebm-plus``: the EBM+ score ``ebm ask`` ranks by by default (``ebm.scoring.rankers``, the
+  shipped weights, the pool score as the retrieval feature), with ``ebm-plus.rank``, the
+  position ``ask`` gives the candidate (ties: pool order), and the parts EBM+ is built from for
+  diagnosis (``match.problem``, ``match.intervention``, ..., ``lexical``);
 - ``bm25``: BM25 of the question's words over the candidate (the store's FTS5 index, title
   weight 5, abstract 1; 0 when no word matches);
 - the candidate's pool position and score, and its year (for date order);
 - ``known.mesh``, ``known.year``, ... : whether the record gives what a component needs.
 
 The result (``Components``) is written as gzipped JSON together with a fingerprint of every input
-(frames, pools, citation records, rule tables, outcome model, concept index, the scoring and
-extractor code, the year of S_date). A later run with the same inputs loads it instead of
+(frames, pools, citation records, rule tables, outcome model, EBM+ weights, concept index, the
+scoring and extractor code, the year of S_date). A later run with the same inputs loads it instead of
 annotating again, so a weight grid or a second ``ebm bench`` costs seconds.
 """
 
@@ -42,6 +46,7 @@ from ebm.frame import Frame
 
 FORMAT = "ebm-bench-components/1"
 EBM_PARTS = ("pico", "soe", "task")
+PLUS_MATCH_PARTS = ("problem", "intervention", "population", "co_problems", "outcome")
 # Code whose change changes the scores: a cache made by other code is stale.
 SCORING_CODE = (
     "ebm/scoring",
@@ -261,7 +266,8 @@ def metadata_flags(citations: Sequence[Citation]) -> dict[str, np.ndarray]:
 
 class Scorer:
     """The ``ebm ask`` pipeline's annotation (with its on-disk cache) and scoring, reused here so
-    that the bench measures exactly what ``ebm ask`` ranks by."""
+    that the bench measures exactly what ``ebm ask`` ranks by (its default ranker, EBM+, with the
+    weights ``ebm ask`` uses: the shipped ones)."""
 
     def __init__(
         self, store: Any, rules_dir: str | Path | None = None, year: int | None = None, cache: bool = True
@@ -290,13 +296,27 @@ class Scorer:
         self.from_cache += cached
         self._annotations.update((a.citation.pmid, a) for a in annotations)
 
-    def score(self, frame: Frame, citations: Sequence[Citation]) -> list[dict[str, float]]:
-        """Every component of each citation (annotated before) for ``frame``."""
+    def score(
+        self, frame: Frame, citations: Sequence[Citation], retrieval: Sequence[float] | None = None
+    ) -> list[dict[str, float]]:
+        """Every component of each citation (annotated before, given in pool order) for ``frame``;
+        ``retrieval``: each one's pool score, EBM+'s retrieval feature (as ``ebm ask`` passes the
+        store's BM25 of its query)."""
+        from ebm.scoring.rankers import rank
+
         annotations = [self._annotations[c.pmid] for c in citations]
-        ebm, term = self.pipeline.score(frame, annotations)
+        cands = self.pipeline.candidate_scores(frame, annotations, retrieval=retrieval)
+        plus = rank("ebm-plus", cands, self.pipeline.ranker_settings)
+        position = {i: r for r, i in enumerate(plus.order, start=1)}
         rows = []
-        for e, t in zip(ebm, term, strict=True):
+        for i, c in enumerate(cands):
+            e, t = c.ebm, c.term
             out = {"pico": e.pico.total, "soe": e.soe.total, "task": e.task.total, "term": t.score}
+            out["ebm-plus"] = plus.scores[i]
+            out["ebm-plus.rank"] = float(position[i])
+            out["lexical"] = float(c.lexical.score)
+            for part in PLUS_MATCH_PARTS:
+                out[f"match.{part}"] = float(c.match.value(part))
             for part, score in (("pico", e.pico), ("soe", e.soe)):
                 for name, value in score.to_dict().items():
                     if name != "total" and isinstance(value, int | float):
@@ -340,6 +360,10 @@ def fingerprint(
         _hash_files(h, p.rglob("*.py") if p.is_dir() else [p], root)
     models = package_data("models")
     _hash_files(h, models.glob("*"), models)
+    from ebm.scoring.rankers import WEIGHTS_FILE
+
+    weights = package_data(WEIGHTS_FILE)  # the EBM+ weights ebm ask ranks with
+    h.update(weights.read_bytes() if weights.is_file() else b"no EBM+ weights")
     meta = index_dir() / "meta.json"
     h.update(meta.read_bytes() if meta.is_file() else b"no concept index")
     h.update(f"year={year};bm25={bm25_kind}".encode())
@@ -432,7 +456,9 @@ def compute_components(
                 bar.update(len(batch))
         for pool in pools:
             frame = frames[pool.qid]
-            rows = scorer.score(frame, [citations[p] for p in pool.pmids])
+            rows = scorer.score(
+                frame, [citations[p] for p in pool.pmids], [c.pool_score for c in pool.candidates]
+            )
             bm25 = bm25_scores(store, bm25_query(frame, bm25_kind), pool.pmids)
             names = list(dict.fromkeys(name for row in rows for name in row))
             values = {name: np.asarray([row.get(name, 0.0) for row in rows], dtype=float) for name in names}
