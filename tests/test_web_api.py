@@ -19,7 +19,7 @@ from ebm.ask import AskConfig
 from ebm.cli import build_parser, main
 from ebm.cli.serve import is_loopback
 from ebm.frame import frame_from_dict, load_frame
-from ebm.web.app import MAX_REQUEST, create_app
+from ebm.web.app import MAX_REQUEST, _num, create_app
 from ebm.web.forms import MAX_ITEMS, MAX_TEXT, Question
 from ebm.web.jobs import Busy, Runner
 from tests.eutils_server import EutilsServer, eutils_server_fixture  # noqa: F401 - the fixture
@@ -271,6 +271,20 @@ def test_fever_question_results_page(client: FlaskClient) -> None:
     assert text.count('<details class="why">') == len(pmids)
     assert text.count("S_EBM = ") == len(pmids)
     assert len(re.findall(r"<dt>PICO</dt>", text)) == len(pmids)
+    # Ranked by EBM+ (ebm ask's default), named in words, its formula without server paths.
+    assert {x["ranker"] for x in doc["results"]} == {"ebm-plus"}
+    assert re.search(r"ranked by\s+EBM\+ \(retrieval score", text)
+    formula = html.unescape(re.search(r'<span class="ranker-formula">(.*?)</span>', text, re.S).group(1))
+    assert formula.startswith("EBM+ = 1 retrieval + ") and formula.endswith("weights: ebm_plus_weights.toml)")
+    assert "/" not in formula
+    # Each card shows what each weighted feature added to its score, as the API gives it.
+    cards = text.split('<li class="card"')[1:]
+    for card, answer in zip(cards, doc["results"], strict=True):
+        shown = re.search(r"<dt>Score</dt><dd>[^<]*<small>(.*?)</small>", card, re.S).group(1)
+        parts = {k: v for k, v in answer["ranking"].items() if v}
+        assert shown.count(", ") == len(parts) - 1
+        for name, value in parts.items():
+            assert f"{name.replace('_', ' ')} {_num(value)}" in shown
     assert doc["query"] in html.unescape(text)
     for relaxation in doc["relaxations"]:
         assert relaxation in text

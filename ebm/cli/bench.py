@@ -163,10 +163,12 @@ def _register_bench(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "For each question, its candidate pool (--pools: a fixed pool as a TREC run; otherwise "
             "retrieved from the store with the frame's query) is reranked by pool order, date order "
-            "(newest first), BM25 of the question's words, the term-based reranker, S_EBM and the "
-            "term/EBM combination. Writes OUT/runs/*.run, OUT/report-LEVEL.txt (with per-question "
-            "values), OUT/report.json, OUT/bench.md (Markdown tables), OUT/diagnosis-LEVEL.txt (each "
-            "score component alone against pool order) and the components cache; prints the "
+            "(newest first), BM25 of the question's words, the term-based reranker, S_EBM, the "
+            "term/EBM combination and EBM+ (ebm ask's default ranker, shipped weights -- fitted on "
+            "the development questions -- with the pool score as its retrieval feature). Writes "
+            "OUT/runs/*.run, OUT/report-LEVEL.txt (with per-question values), OUT/report.json, "
+            "OUT/bench.md (Markdown tables), OUT/diagnosis-LEVEL.txt (each score component alone "
+            "against pool order) and the components cache; prints the "
             "evaluation (P@10, MAP, MRR, TDRR; Wilcoxon against pool order; per clinical task)."
         ),
     )

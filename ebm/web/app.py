@@ -22,7 +22,9 @@ limited in size; errors are pages (or JSON) with the message, never a traceback.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, redirect, render_template, request, url_for
@@ -250,7 +252,25 @@ def create_app(
         return response
 
     app.jinja_env.filters["num"] = _num
+    app.jinja_env.filters["ranker_formula"] = _ranker_formula
+    app.jinja_env.globals["RANKER_LABELS"] = RANKER_LABELS
     return app
+
+
+# What each ranker of ``ebm.scoring.rankers`` is, in words, for the results page.
+RANKER_LABELS = {
+    "ebm-plus": "EBM+ (retrieval score, question words and MeSH matches of the problem and intervention)",
+    "paper-ebm": "the paper's EBM score",
+    "combination": "the paper's combination: 0.8 EBM + 0.2 term overlap, each normalised",
+    "term": "term overlap",
+    "retrieval": "the source's retrieval order",
+}
+
+
+def _ranker_formula(description: str) -> str:
+    """A ranker's description (``Answer.ranker_description``) without the server's directories:
+    the weights file is named by its file name only."""
+    return re.sub(r"weights: ([^()]+)\)", lambda m: f"weights: {Path(m.group(1)).name})", description)
 
 
 class _NotFound(InputError):
