@@ -8,7 +8,9 @@ Population and intervention, on gold spans from ``../shared/data/pico``:
 
 - ``ebmnlp-A`` / ``ebmnlp-B``: the 500 EBM-NLP dev abstracts (P and I token tags), split into a
   fixed half A (even document index: used for development) and half B (odd: held out). EBM-NLP
-  has no PMIDs and no titles: each is processed as one unstructured abstract.
+  has no PMIDs: each document is matched to its bundled citation by its title (the same
+  abstracts are in PICO-data) and processed with its title and section labels; the gold tokens
+  are carried over by a character alignment (``align_fuzzy``).
 - ``pico-train`` / ``pico-dev``: PICO-data (Nguyen et al. 2017) participant spans, HMMCrowd
   aggregation, on the bundled citation of each PMID (title and labelled sections); the
   development split for tuning is ``pico-train``, ``pico-dev`` is reported, never tuned on.
@@ -21,10 +23,12 @@ Documents without a gold span of the element are left out (the paper's test abst
 one); their number is reported.
 
 Problem: the primary problem against the MeSH major-topic disorders (descriptor in tree C or
-F03, major as descriptor or through a starred qualifier) of the bundled citations whose major
-flags are known (MEDLINE XML and PICO-data records; PubMedQA's are not), for the title only,
-title + first two sentences and the whole abstract; split by PMID parity (even = development,
-odd = held out).
+F03, major as descriptor or through a starred qualifier; any of them counts) of the bundled
+citations whose major flags are known (MEDLINE XML and PICO-data records; PubMedQA's are not),
+for the title only, title + first two sentences and the whole abstract; split by PMID parity
+(even = development, odd = held out). Strict (the paper's), on all citations and on the
+answerable ones (a major-topic disorder is named in the text), lenient and version-tolerant
+(``eval_problems``).
 """
 
 from __future__ import annotations
