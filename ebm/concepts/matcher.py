@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -92,17 +92,22 @@ class Stoplist:
     adjectives: frozenset[str] = frozenset()
 
 
+def _tsv_lines(path: Path) -> Iterator[tuple[int, str, list[str]]]:
+    """(line number, raw line, stripped tab-separated fields) of each line with content;
+    ``#`` starts a comment."""
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.split("#", 1)[0].rstrip()
+        if line.strip():
+            yield n, raw, [f.strip() for f in line.split("\t")]
+
+
 def load_synonyms(path: Path | None = None) -> list[tuple[str, str]]:
     """``rules/concept_synonyms.tsv``: ``TERM<TAB>CONCEPT_ID[<TAB>note]`` -> (key, concept ID)."""
     path = path or rules_dir() / "concept_synonyms.tsv"
     out: list[tuple[str, str]] = []
     if not path.exists():
         return out
-    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = raw.split("#", 1)[0].rstrip()
-        if not line.strip():
-            continue
-        fields = [f.strip() for f in line.split("\t")]
+    for n, raw, fields in _tsv_lines(path):
         if len(fields) < 2 or not fields[0] or not re.fullmatch(r"[A-Z]\d+", fields[1]):
             raise DataError(f"{path}:{n}: expected 'TERM<TAB>CONCEPT_ID', got {raw!r}")
         keys = term_keys(fields[0])
@@ -119,11 +124,7 @@ def load_adjectives(path: Path | None = None) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if not path.exists():
         return out
-    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = raw.split("#", 1)[0].rstrip()
-        if not line.strip():
-            continue
-        fields = [f.strip() for f in line.split("\t")]
+    for n, raw, fields in _tsv_lines(path):
         if len(fields) < 2 or not fields[0] or not fields[1]:
             raise DataError(f"{path}:{n}: expected 'ADJECTIVE<TAB>NOUN', got {raw!r}")
         adj, noun = term_keys(fields[0]), term_keys(fields[1])
@@ -144,11 +145,7 @@ def load_stoplist(path: Path | None = None) -> Stoplist:
     adjectives: set[str] = set()
     if not path.exists():
         return Stoplist(frozenset(), frozenset(), frozenset())
-    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = raw.split("#", 1)[0].rstrip()
-        if not line.strip():
-            continue
-        fields = [f.strip() for f in line.split("\t")]
+    for n, raw, fields in _tsv_lines(path):
         if len(fields) < 2 or fields[0] not in _STOP_KINDS or not fields[1]:
             raise DataError(
                 f"{path}:{n}: expected 'term<TAB>TEXT', 'adjective<TAB>WORD' or 'concept<TAB>ID', got {raw!r}"
@@ -208,11 +205,7 @@ def validate_adjectives(path: Path) -> list[Problem]:
     entries, concepts = lookup["entries"], lookup["concepts"]
     synonyms = dict(load_synonyms())
     problems = []
-    lines = [
-        n
-        for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if raw.split("#", 1)[0].strip()
-    ]
+    lines = [n for n, _, _ in _tsv_lines(path)]
     for n, (_, noun) in zip(lines, rows, strict=True):
         cuis = (synonyms[noun],) if noun in synonyms else entries.get(noun, ())
         if not any(c in concepts and DISORDERS in concepts[c][1] for c in cuis):
