@@ -31,6 +31,18 @@ if TYPE_CHECKING:
     from ebm.citation import Citation, Journal, MeshHeading
     from ebm.mesh import MeshVocabulary
 
+
+class _Located:
+    """A record read from a table row; ``where`` ("file:line") names the row in messages."""
+
+    file: str
+    line: int
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
 # --- task indicators --------------------------------------------------------------------
 
 INDICATOR_TASKS = ("therapy", "prevention", "diagnosis", "prognosis", "etiology", "all")
@@ -59,7 +71,7 @@ TREE_NUMBER = re.compile(r"^[A-Z]\d{2}(\.\d{3})*$")
 
 
 @dataclass(frozen=True)
-class Indicator:
+class Indicator(_Located):
     task: str
     kind: str
     term: str
@@ -68,10 +80,6 @@ class Indicator:
     file: str
     line: int
     comment: str | None = None
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}"
 
 
 @dataclass(frozen=True)
@@ -242,7 +250,7 @@ STUDY_TYPE_COLUMNS = (
 
 
 @dataclass(frozen=True)
-class StudyType:
+class StudyType(_Located):
     field: str
     term: str
     study_class: str
@@ -252,10 +260,6 @@ class StudyType:
     file: str
     line: int
     comment: str | None = None
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}"
 
 
 @dataclass(frozen=True)
@@ -346,16 +350,12 @@ JOURNAL_COLUMNS = (
 
 
 @dataclass(frozen=True)
-class CoreJournal:
+class CoreJournal(_Located):
     title: str
     medline_ta: str | None
     s_journal: float
     file: str
     line: int
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}"
 
 
 def journal_keys(name: str) -> tuple[str, str]:
@@ -440,7 +440,7 @@ CLINICAL_QUERY_COLUMNS = (
 
 
 @dataclass(frozen=True)
-class ClinicalQuery:
+class ClinicalQuery(_Located):
     category: str
     scope: str
     pubmed: str  # PubMed's syntax (PubMed and the local store take it)
@@ -449,10 +449,6 @@ class ClinicalQuery:
     file: str
     line: int
     comment: str | None = None
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}"
 
 
 @dataclass
