@@ -394,17 +394,12 @@ class Pipeline:
         return AskResult(frame, fc, retrieval, tuple(answers), missing, cached, timings)
 
     def retrieval_scores(self, retrieval: Retrieval, pmids: Sequence[str]) -> list[float] | None:
-        """The source's score of each retrieved candidate, when the source gives scores (the
-        local store's ``search_hits``: BM25); None (rank them by order) otherwise. The final
-        query runs once more on the pipeline's own source (a wrapper that only reports progress
-        need not pass scores on); if its hits are not the retrieved ones, None."""
-        hits_of = getattr(self._source, "search_hits", None)
-        if hits_of is None or not pmids:
+        """The source's score of each retrieved candidate, when the source gave scores with its
+        result (the local store: BM25); None (rank them by order) otherwise."""
+        result = retrieval.result
+        if result.scores is None or not pmids:
             return None
-        hits = hits_of(retrieval.query, limit=len(retrieval.result.pmids))
-        if tuple(h.pmid for h in hits.hits) != tuple(retrieval.result.pmids):
-            return None
-        return retrieval_scores(pmids, {h.pmid: h.score for h in hits.hits})
+        return retrieval_scores(pmids, dict(zip(result.pmids, result.scores, strict=True)))
 
     def explain(self, pmid: str, frame: Frame) -> Explanation:
         """Every rule and extractor decision behind ``pmid``'s score for ``frame``."""

@@ -21,6 +21,9 @@ class SearchResult:
     count: int  # total hits (may exceed len(pmids))
     pmids: tuple[str, ...]  # in result order, at most the requested limit
     translation: str | None = None  # how the source understood the query, when it says
+    # The source's relevance score of each PMID (same order), when it computes one (the local
+    # store's BM25; None for a hit matched without text terms); None when it gives no scores.
+    scores: tuple[float | None, ...] | None = None
 
 
 class CitationSource(Protocol):

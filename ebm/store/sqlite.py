@@ -463,7 +463,13 @@ class MedlineStore:
 
     def search(self, query: str, limit: int = 50, sort: Sort = "relevance") -> SearchResult:
         hits = self.search_hits(query, limit=limit, sort=sort)
-        return SearchResult(query, hits.count, tuple(h.pmid for h in hits.hits), hits.translation)
+        return SearchResult(
+            query,
+            hits.count,
+            tuple(h.pmid for h in hits.hits),
+            hits.translation,
+            tuple(h.score for h in hits.hits),
+        )
 
     def search_hits(self, query: str, limit: int = 50, sort: str = "relevance") -> Hits:
         """Run a PubMed-syntax query: the count of matches and the top ``limit`` hits."""
