@@ -45,3 +45,12 @@ def concept_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (out / "meta.json").is_file():
         build_mesh_index(out, with_quickumls=False)
     return out
+
+
+def bundled_citations(pmids: set[str]) -> dict:
+    """The bundled corpus's citations for ``pmids`` (all of them must be there)."""
+    from ebm.medline.bundled import iter_bundled
+
+    found = {c.pmid: c for c in iter_bundled() if c.pmid in pmids}
+    assert set(found) == pmids, f"missing from the bundled corpus: {sorted(pmids - set(found))}"
+    return found

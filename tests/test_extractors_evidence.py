@@ -5,17 +5,15 @@ from __future__ import annotations
 import pytest
 
 from ebm.citation import Citation
-from ebm.medline import iter_bundled
 from extractors.evidence import grade_evidence
+from tests.conftest import bundled_citations
 
 PMIDS = {"9505772", "9110943", "21933749", "9482442", "2930949", "19299179"}
 
 
 @pytest.fixture(scope="module")
 def citations() -> dict[str, Citation]:
-    found = {c.pmid: c for c in iter_bundled() if c.pmid in PMIDS}
-    assert set(found) == PMIDS
-    return found
+    return bundled_citations(PMIDS)
 
 
 @pytest.mark.parametrize(

@@ -10,19 +10,17 @@ from ebm.citation import Citation
 from ebm.concepts.annotate import annotate
 from ebm.concepts.matcher import DictionaryMatcher
 from ebm.errors import InputError
-from ebm.medline import iter_bundled
 from ebm.text.pipeline import default_pipeline
 from extractors.candidate import Candidate
 from extractors.population import extract_population, load_population_words, number_value
+from tests.conftest import bundled_citations
 
 PMIDS = {"7028532", "16691061", "20337202", "24371832", "19370593", "20369616"}
 
 
 @pytest.fixture(scope="module")
 def citations() -> dict[str, Citation]:
-    found = {c.pmid: c for c in iter_bundled() if c.pmid in PMIDS}
-    assert set(found) == PMIDS
-    return found
+    return bundled_citations(PMIDS)
 
 
 @pytest.fixture(scope="module")

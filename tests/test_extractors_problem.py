@@ -10,12 +10,12 @@ from ebm.citation import Citation
 from ebm.concepts.annotate import Concept, annotate
 from ebm.concepts.matcher import DictionaryMatcher
 from ebm.errors import InputError
-from ebm.medline import iter_bundled
 from ebm.mesh import mesh
 from ebm.text.document import Document
 from ebm.text.pipeline import default_pipeline
 from extractors.problem import SCOPES, default_problem_kinds, extract_problems, is_ancestor, is_disorder
 from extractors.tree_weights import load_tree_weights
+from tests.conftest import bundled_citations
 
 PMIDS = {
     "7028532",
@@ -38,9 +38,7 @@ PMIDS = {
 
 @pytest.fixture(scope="module")
 def citations() -> dict[str, Citation]:
-    found = {c.pmid: c for c in iter_bundled() if c.pmid in PMIDS}
-    assert set(found) == PMIDS
-    return found
+    return bundled_citations(PMIDS)
 
 
 @pytest.fixture(scope="module")
