@@ -2,7 +2,9 @@
 
 ``WHERE`` says what a cue boosts: ``sentence`` (default) every mention in a sentence containing
 the phrase; ``before`` a mention that follows the phrase closely ("randomized to receive X");
-``after`` a mention closely followed by it ("X or placebo").
+``after`` a mention closely followed by it ("X or placebo"); ``outcome`` damps a mention that
+follows the phrase closely, as ``before`` finds it ("to improve colon cancer screening": what a
+study changes or measures is its outcome, not its intervention).
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from pathlib import Path
 from ebm.errors import InputError
 from ebm.rules.table import choice, load, number, text
 
-PLACES = ("sentence", "before", "after")
+PLACES = ("sentence", "before", "after", "outcome")
 CUE_COLUMNS = (
     text("phrase", help="the cue phrase; '*' matches any one word"),
     number("weight", minimum=0.01, help="the factor applied to the scores it boosts"),
-    choice("where", PLACES, required=False, default="sentence", help="sentence, before or after"),
+    choice("where", PLACES, required=False, default="sentence", help="sentence, before, after or outcome"),
 )
 # Words allowed between a ``before`` cue and the mention ("randomized to receive either oral X").
 GAP_WORDS = 3
@@ -46,7 +48,7 @@ def _pattern(phrase: str, where: str) -> re.Pattern[str]:
     body = _words(phrase)
     if where == "inline":
         return re.compile(rf"(?<![\w-]){body}(?![\w-])", re.IGNORECASE)
-    if where == "before":  # the phrase, then at most GAP_WORDS words, at the end of the text
+    if where in ("before", "outcome"):  # the phrase, then at most GAP_WORDS words, at the end of the text
         return re.compile(rf"(?:^|\W){body}(?:\s+[\w-]+){{0,{GAP_WORDS}}}\s*$", re.IGNORECASE)
     if where == "after":  # the phrase at the start of the text
         return re.compile(rf"^[\s,]*{body}\b", re.IGNORECASE)

@@ -258,7 +258,9 @@ def _phrase_mentions(
     seen: set[tuple[int, int]] = set()
     for s in doc.sentences:
         found = [("before", span) for span in before.positions(s.text)]
-        found += [("after", span) for span in after.positions(s.text)]
+        # A capitalised cue word inside a sentence belongs to a name ("the German Myeloma Treatment
+        # Group"), not to the report's wording.
+        found += [("after", span) for span in after.positions(s.text) if not _in_name(s.text, span[0])]
         if s.position == "title":  # "Home-based reach-to-grasp training for people after stroke"
             found += [
                 ("head", (toks[k].start - s.start, toks[k].end - s.start))
@@ -315,6 +317,10 @@ def _phrase_mentions(
             a, b = toks[i].start, toks[j - 1].end
             out.append(Mention(key, a, b, s.index, i, j, kind[0], kind[1]))
     return out
+
+
+def _in_name(text: str, start: int) -> bool:
+    return start > 0 and text[start].isupper() and text[:start].rstrip()[-1:] not in (".", ":", ";", "")
 
 
 def _recurring(doc: Document, phrases: list[Mention], taken: set[int]) -> list[Mention]:
@@ -415,6 +421,13 @@ def _mention_cue(doc: Document, c: Mention, before: CueSet, after: CueSet) -> We
     return cue_b
 
 
+def _outcome_cue(doc: Document, c: Mention, measured: CueSet) -> WeightedCue | None:
+    """An ``outcome`` cue shortly before the mention: the study changes or measures it."""
+    s = doc.sentences[c.sentence]
+    left = doc.tokens[max(s.token_start, c.token_start - LOCAL_WINDOW)].start
+    return measured.best(doc.text[left : c.start])
+
+
 def extract_interventions(
     doc: Document,
     concepts: list[Concept],
@@ -431,6 +444,7 @@ def extract_interventions(
     whole = cue_set(tuple(c for c in cues if c.where == "sentence"))
     before = cue_set(tuple(c for c in cues if c.where == "before"))
     after = cue_set(tuple(c for c in cues if c.where == "after"))
+    measured = cue_set(tuple(c for c in cues if c.where == "outcome"))
     mentions = _concept_mentions(concepts, voc, kinds)
     # Tokens of any concept the index knows: a term or phrase there is that concept's business.
     covered = {k for c in concepts for k in range(c.token_start, c.token_end)}
@@ -458,13 +472,18 @@ def extract_interventions(
         if local and (cue is None or local.weight > cue.weight):
             cue = local
         cw = cue.weight if cue else 1.0
+        damp = _outcome_cue(doc, m, measured)
+        if damp:
+            cw *= damp.weight
         w = m.kind * pw * cw
         totals[m.key] = totals.get(m.key, 0.0) + w
         if m.key not in best or w > best[m.key][0]:
             best[m.key] = (w, m)
         why = f"{doc.text[m.start : m.end]!r} in {where} x{pw:g}, {m.kind_why} x{m.kind:g}"
         if cue:
-            why += f", cue {cue.phrase!r} ({cue.where}) x{cw:g}"
+            why += f", cue {cue.phrase!r} ({cue.where}) x{cue.weight:g}"
+        if damp:
+            why += f", outcome cue {damp.phrase!r} x{damp.weight:g}"
         reasons.setdefault(m.key, []).append(why)
     # The best mention counts in full, repetitions less: a concept named often is not always the one tested.
     totals = {k: best[k][0] + REPEAT * (v - best[k][0]) for k, v in totals.items()}

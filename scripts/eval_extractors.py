@@ -54,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 from ebm.citation import AbstractSection, Citation  # noqa: E402
 from ebm.concepts.annotate import Concept, annotate  # noqa: E402
 from ebm.concepts.matcher import default_matcher  # noqa: E402
+from ebm.evaluation.trec import read_run  # noqa: E402
 from ebm.medline import iter_bundled  # noqa: E402
 from ebm.mesh import mesh  # noqa: E402
 from ebm.text.document import Document  # noqa: E402
@@ -380,6 +381,13 @@ def problem_citations() -> list[tuple[Citation, set[str]]]:
     return out
 
 
+def pool_pmids(path: Path) -> set[str]:
+    """PMIDs of a TREC run file (the bench pools); empty when it is missing."""
+    if not path.is_file():
+        return set()
+    return {d.docno for docs in read_run(path).results.values() for d in docs}
+
+
 def indexed_descriptors() -> set[str]:
     """Every descriptor any bundled record is indexed with (major or not, all sources)."""
     return {h.descriptor_ui for c in iter_bundled() for h in c.mesh_headings or () if h.descriptor_ui}
@@ -550,9 +558,21 @@ def main(argv: list[str] | None = None) -> int:
         log(f"problem: {len(cits)} citations with a major-topic disorder ({len(dev)} dev, {len(held)} test)")
         in_use = indexed_descriptors()
         xml = [x for x in cits if ".xml" in (x[0].source or "")]
-        parts = [("dev (even PMID)", dev), ("test (odd PMID)", held), ("MEDLINE XML records (both)", xml)]
+        # The paper's selection (section 5.4): abstracts retrieved for clinical questions whose
+        # main topic is a disorder; here the bench pools of the 23 development questions.
+        pooled = pool_pmids(args.shared / "bench" / "pools.run")
+        in_pools = [x for x in cits if x[0].pmid in pooled]
+        parts = [
+            ("dev (even PMID)", dev),
+            ("test (odd PMID)", held),
+            ("MEDLINE XML records (both)", xml),
+            ("question pools (both)", in_pools),
+            ("question pools, test (odd PMID)", [x for x in in_pools if int(x[0].pmid) % 2 == 1]),
+        ]
         rows = []
         for name, part in parts:
+            if not part:
+                continue
             r = eval_problems(part, in_use)
             results[f"problem@{name}"] = r
             rows.append((name, r))

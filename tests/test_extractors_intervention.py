@@ -24,7 +24,10 @@ from extractors.intervention import (
     position_class,
 )
 
-PMIDS = {"7028532", "8101194", "9833745", "16124442", "17954800", "20369616", "23782653", "9842079"}
+PMIDS = {
+    "7028532", "8101194", "9833745", "16124442", "17954800", "20369616", "23782653", "9842079",
+    "8499152", "17477785",
+}
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +130,26 @@ def test_cue_places() -> None:
     assert best_cue(before, "randomly assigned to the control arm and then given") is None  # too far
     assert best_cue(after, " or placebo for 12 weeks").phrase == "or placebo"
     assert best_cue(after, " in 12 patients or placebo") is None  # not right after the mention
+
+
+def test_what_a_study_changes_is_damped(processed) -> None:
+    # "Can a home-visit invitation increase Pap smear screening ...?": the smear is the outcome.
+    _, doc, concepts = processed["17477785"]
+    smear = next(c for c in extract_interventions(doc, concepts) if c.text == "Pap smear")
+    title = next(e for e in smear.evidence if "in title" in e)
+    assert "outcome cue 'increase' x0.4" in title
+    cues = load_weighted_cues(rules_dir() / "intervention_cues.tsv")
+    outcome = [c for c in cues if c.where == "outcome"]
+    assert best_cue(outcome, "a home-visit invitation increase Pap").phrase == "increase"
+    assert best_cue(outcome, "to improve the care of patients with") is None  # too far
+
+
+def test_capitalised_cue_word_inside_a_name_is_no_cue(processed) -> None:
+    # "... patients entering the German Myeloma Treatment Group (GMTG) trial": "Treatment" is part
+    # of the group's name, so "entering the German Myeloma" is no phrase before a cue.
+    texts = [c.text for c in extract_interventions(*processed["8499152"][1:])]
+    assert texts[0] == "induction chemotherapy"
+    assert not any("Myeloma" in t for t in texts)
 
 
 def test_bad_tables_name_file_and_line(tmp_path: Path) -> None:
