@@ -135,6 +135,9 @@ def test_rule_table_errors_name_file_and_line(tmp_path: Path) -> None:
     bad.write_text("# header\nterm\tdrug\tok\nword\tdrug\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"stop.tsv:3: expected 'term<TAB>TEXT'"):
         load_stoplist(bad)
+    bad.write_text("salt\tsodium chloride\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"stop.tsv:1: salt entries are one word"):
+        load_stoplist(bad)
     bad.write_text("concept\tdrug\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"stop.tsv:1: 'drug' is not a concept ID"):
         load_stoplist(bad)
@@ -186,6 +189,23 @@ def test_adjective_entries_block_only_the_singular(matcher: DictionaryMatcher) -
     found = [(m.text, m.name) for m in matcher.match("anticholinergic effects of anticholinergics")]
     assert found == [("anticholinergics", "Cholinergic Antagonists")]
     assert [m.name for m in matcher.match("anticholinergic agents")] == ["Cholinergic Antagonists"]
+
+
+def test_salt_word_after_a_chemical_is_part_of_its_name(
+    matcher: DictionaryMatcher, bc5cdr_train: list
+) -> None:
+    # BC5CDR training abstract 220563: "Perhexiline maleate ..." is the drug, not also Maleates.
+    doc = next(d for d in bc5cdr_train if d.pmid == "220563")
+    first = [(m.text, m.name) for m in matcher.match(doc.text) if m.start < 20]
+    assert first == [("Perhexiline maleate", "Perhexiline")]
+    found = [(m.text, m.name) for m in matcher.match("morphine sulfate, sodium intake and sodium chloride")]
+    assert found == [
+        ("morphine sulfate", "Morphine"),
+        ("sodium", "Sodium"),
+        ("sodium chloride", "Sodium Chloride"),
+    ]
+    # after a word that is no chemical the salt word is itself
+    assert [m.name for m in matcher.match("plasma potassium")] == ["Plasma", "Potassium"]
 
 
 def test_no_term_starts_on_a_hyphen_glued_participle(matcher: DictionaryMatcher) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ebm.concepts.ages import age_groups, age_statement
-from ebm.concepts.groups import DISORDERS
+from ebm.concepts.groups import CHEMICALS, DISORDERS
 from ebm.concepts.index import (
     ConceptInfo,
     index_dir,
@@ -80,7 +80,7 @@ class ConceptMatcher(Protocol):
 
 # --- stoplist -----------------------------------------------------------------------------
 
-_STOP_KINDS = ("term", "concept", "adjective")
+_STOP_KINDS = ("term", "concept", "adjective", "salt")
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,9 @@ class Stoplist:
     # one-word keys not matched in the singular, where they are adjectives ("anticholinergic
     # effects"); the plural is the noun ("anticholinergics") and still matches
     adjectives: frozenset[str] = frozenset()
+    # salt and ester words ("maleate", "hydrochloride", "sodium"): right after a chemical they
+    # are part of its name ("enalapril maleate" is enalapril), not a concept of their own
+    salts: frozenset[str] = frozenset()
 
 
 def _tsv_lines(path: Path) -> Iterator[tuple[int, str, list[str]]]:
@@ -137,31 +140,33 @@ def load_adjectives(path: Path | None = None) -> list[tuple[str, str]]:
 
 
 def load_stoplist(path: Path | None = None) -> Stoplist:
-    """``rules/concept_stoplist.tsv``: ``term<TAB>TEXT``, ``adjective<TAB>WORD`` or
-    ``concept<TAB>ID``, then a reason."""
+    """``rules/concept_stoplist.tsv``: ``term<TAB>TEXT``, ``adjective<TAB>WORD``,
+    ``salt<TAB>WORD`` or ``concept<TAB>ID``, then a reason."""
     path = path or rules_dir() / "concept_stoplist.tsv"
     keys: set[str] = set()
     concepts: set[str] = set()
     adjectives: set[str] = set()
+    salts: set[str] = set()
     if not path.exists():
         return Stoplist(frozenset(), frozenset(), frozenset())
     for n, raw, fields in _tsv_lines(path):
         if len(fields) < 2 or fields[0] not in _STOP_KINDS or not fields[1]:
             raise DataError(
-                f"{path}:{n}: expected 'term<TAB>TEXT', 'adjective<TAB>WORD' or 'concept<TAB>ID', got {raw!r}"
+                f"{path}:{n}: expected 'term<TAB>TEXT', 'adjective<TAB>WORD', 'salt<TAB>WORD' or "
+                f"'concept<TAB>ID', got {raw!r}"
             )
         if fields[0] == "term":
             keys.update(term_keys(fields[1]))
-        elif fields[0] == "adjective":
+        elif fields[0] in ("adjective", "salt"):
             words = term_keys(fields[1])
             if len(words) != 1 or " " in words[0]:
-                raise DataError(f"{path}:{n}: an adjective entry is one word, not {fields[1]!r}")
-            adjectives.add(words[0])
+                raise DataError(f"{path}:{n}: {fields[0]} entries are one word, not {fields[1]!r}")
+            (adjectives if fields[0] == "adjective" else salts).add(words[0])
         else:
             if not re.fullmatch(r"[A-Z]\d+", fields[1]):
                 raise DataError(f"{path}:{n}: {fields[1]!r} is not a concept ID (D000001, C0000001)")
             concepts.add(fields[1])
-    return Stoplist(frozenset(keys), frozenset(concepts), frozenset(adjectives))
+    return Stoplist(frozenset(keys), frozenset(concepts), frozenset(adjectives), frozenset(salts))
 
 
 def _check_ids(path: Path, column: int, kinds: tuple[str, ...] | None) -> list[Problem]:
@@ -350,7 +355,10 @@ class DictionaryMatcher:
                 for i, found in enumerate(at):
                     if norms[i] in self.stoplist.adjectives and text[seg[i].end - 1] not in "sS":
                         at[i] = [(j, c) for j, c in found if j != i + 1]
-            for i, j, cuis in _select([(i, m[0][0], m[0][1]) for i, m in enumerate(at) if m]):
+            selected = _select([(i, m[0][0], m[0][1]) for i, m in enumerate(at) if m])
+            if self.stoplist.salts:
+                selected = self._with_salts(text, seg, selected)
+            for i, j, cuis in selected:
                 outer = self._make(text, seg, i, j, cuis, False)
                 out.append(outer)
                 if self.nested and j - i > 1 and self._nests(outer.groups):
@@ -364,6 +372,29 @@ class DictionaryMatcher:
                         if self._nests(m.groups):
                             out.append(m)
         out.sort(key=lambda m: (m.start, -m.end))
+        return out
+
+    def _with_salts(
+        self, text: str, seg: list[Token], selected: list[tuple[int, int, tuple[str, ...]]]
+    ) -> list[tuple[int, int, tuple[str, ...]]]:
+        """A salt word right after a chemical joins its span ("fluticasone propionate" is
+        Fluticasone; "maleate" there is no Maleates), and its own match is dropped."""
+        ends = {i: j for i, j, _ in selected}
+        out: list[tuple[int, int, tuple[str, ...]]] = []
+        absorbed: set[int] = set()
+        for i, j, cuis in selected:
+            if i in absorbed:
+                continue
+            while (
+                j < len(seg)
+                and seg[j].norm in self.stoplist.salts
+                and ends.get(j, j + 1) == j + 1  # not the start of a longer term ("sodium chloride")
+                and not text[seg[j - 1].end : seg[j].start].strip()
+                and CHEMICALS in self.concepts[cuis[0]].groups
+            ):
+                absorbed.add(j)
+                j += 1
+            out.append((i, j, cuis))
         return out
 
     def _age_statement(
