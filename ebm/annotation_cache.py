@@ -36,6 +36,7 @@ from ebm.paths import data_dir
 from ebm.rules import RuleSet
 from extractors.annotate import Annotation, Annotator
 from extractors.outcome import OutcomeModel
+from extractors.problem_ranker import ProblemRanker
 
 CACHE_FILE = "annotations.sqlite"
 # Code whose change can change an annotation: its source is part of the version.
@@ -74,7 +75,9 @@ def _dir_digest(h: Any, directory: Path) -> None:
             h.update(f.read_bytes())
 
 
-def annotator_version(matcher: ConceptMatcher, outcome_model: OutcomeModel, rules: RuleSet) -> str:
+def annotator_version(
+    matcher: ConceptMatcher, outcome_model: OutcomeModel, rules: RuleSet, problem_ranker: ProblemRanker
+) -> str:
     """A digest of everything an annotation depends on besides the citation: the parts of an
     ``Annotator`` (given separately, so a warm cache needs no text pipeline loaded)."""
     from ebm.paths import rules_dir
@@ -87,11 +90,14 @@ def annotator_version(matcher: ConceptMatcher, outcome_model: OutcomeModel, rule
     h.update(str(getattr(matcher, "name", type(matcher).__name__)).encode())
     h.update(json.dumps(getattr(matcher, "meta", None), sort_keys=True, default=str).encode())
     h.update(json.dumps(outcome_model.to_json(), sort_keys=True, default=str).encode())
+    h.update(json.dumps(problem_ranker.to_json(), sort_keys=True, default=str).encode())
     return h.hexdigest()[:32]
 
 
 def version_of(annotator: Annotator) -> str:
-    return annotator_version(annotator.matcher, annotator.outcome_model, annotator.rules)
+    return annotator_version(
+        annotator.matcher, annotator.outcome_model, annotator.rules, annotator.problem_ranker
+    )
 
 
 class AnnotationCache:

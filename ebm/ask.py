@@ -261,12 +261,15 @@ class Pipeline:
         if self._cache is None and self.config.cache:
             from ebm.annotation_cache import AnnotationCache, annotator_version, default_cache_path
             from extractors.outcome import default_model
+            from extractors.problem_ranker import default_problem_ranker
 
             if self._annotator is not None:
                 a = self._annotator
-                version = annotator_version(a.matcher, a.outcome_model, a.rules)
+                version = annotator_version(a.matcher, a.outcome_model, a.rules, a.problem_ranker)
             else:  # the annotator this pipeline would build, without building it
-                version = annotator_version(self.matcher, default_model(), self.rules)
+                version = annotator_version(
+                    self.matcher, default_model(), self.rules, default_problem_ranker()
+                )
             path = self.config.cache_path or default_cache_path()
             self._cache = AnnotationCache(path, version)
         return self._cache

@@ -22,7 +22,7 @@ from extractors.evidence import Evidence, grade_evidence
 from extractors.intervention import extract_interventions
 from extractors.outcome import OutcomeCandidate, OutcomeModel, default_model, extract_outcomes
 from extractors.population import extract_population
-from extractors.problem import extract_problems
+from extractors.problem_ranker import ProblemRanker, default_problem_ranker
 
 if TYPE_CHECKING:  # the text pipeline imports spaCy: only an Annotator needs it, not an Annotation
     from ebm.text.pipeline import TextPipeline
@@ -34,14 +34,22 @@ class Annotation:
     document: Document
     concepts: list[Concept]
     population: list[Candidate]  # best first; [0] is the population
-    problems: list[Candidate]  # [0] is the primary problem, the rest co-occurring problems
+    problems: list[Candidate]  # every problem, by the rules' prominence (whole abstract)
     interventions: list[Candidate]  # all interventions under study, best first
     outcomes: list[OutcomeCandidate]  # every sentence, most probable outcome first
     evidence: Evidence
+    # the primary problem, one of ``problems`` chosen by the learned ranker (with its evidence)
+    primary: Candidate | None = None
 
     @property
     def primary_problem(self) -> Candidate | None:
-        return self.problems[0] if self.problems else None
+        return self.primary
+
+    @property
+    def co_problems(self) -> list[Candidate]:
+        """The problems other than the primary one, by prominence."""
+        ui = self.primary.concepts if self.primary else None
+        return [c for c in self.problems if c.concepts != ui]
 
     def top_outcomes(self, n: int = 3) -> list[OutcomeCandidate]:
         """The ``n`` most probable outcome sentences, in abstract order (the title is never one)."""
@@ -53,6 +61,7 @@ class Annotation:
             "pmid": self.citation.pmid,
             "title": self.citation.title,
             "population": [c.to_dict() for c in self.population[:3]],
+            "primary_problem": self.primary.to_dict() if self.primary else None,
             "problems": [c.to_dict() for c in self.problems],
             "interventions": [c.to_dict() for c in self.interventions],
             "outcomes": [o.to_dict() for o in self.outcomes],
@@ -70,6 +79,7 @@ class Annotator:
         matcher: ConceptMatcher | None = None,
         outcome_model: OutcomeModel | None = None,
         rules: RuleSet | None = None,
+        problem_ranker: ProblemRanker | None = None,
     ) -> None:
         if pipeline is None:
             from ebm.text.pipeline import default_pipeline
@@ -79,19 +89,19 @@ class Annotator:
         self.matcher = matcher or default_matcher()
         self.outcome_model = outcome_model or default_model()
         self.rules = rules or load_rules()
+        self.problem_ranker = problem_ranker or default_problem_ranker()
 
     def annotate(self, citation: Citation) -> Annotation:
         """Every extractor over the citation's title and abstract (either may be missing: a
         citation without text gets empty lists and whatever its metadata says about evidence)."""
         doc = self.pipeline.process(citation)
         concepts = annotate_concepts(doc, self.matcher)
-        problems = extract_problems(doc, concepts)
+        problems, primary = self.problem_ranker.primary(doc, concepts)
         interventions = extract_interventions(doc, concepts)
-        primary = problems[0].concepts[0] if problems else None
         outcomes = extract_outcomes(
             doc,
             concepts,
-            primary_problem=primary,
+            primary_problem=primary.concepts[0] if primary else None,
             interventions=[i.concepts[0] for i in interventions[:5] if i.concepts],
             model=self.outcome_model,
         )
@@ -104,6 +114,7 @@ class Annotator:
             interventions=interventions,
             outcomes=outcomes,
             evidence=grade_evidence(citation, self.rules),
+            primary=primary,
         )
 
 

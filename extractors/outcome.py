@@ -23,9 +23,6 @@ weights, written by ``scripts/train_outcome_model.py``; scoring needs no scikit-
 
 from __future__ import annotations
 
-import gzip
-import json
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -36,6 +33,7 @@ from typing import Any
 from ebm.errors import DataError
 from ebm.paths import package_data
 from ebm.text.document import Document
+from extractors.model_file import load_json_gz, save_json_gz, sigmoid
 from extractors.outcome_cues import CueMatch, CueTable, default_cues
 from extractors.outcome_features import (
     ConceptLike,
@@ -52,11 +50,6 @@ MODEL_VERSION = 1
 MODEL_FILE = "models/outcome.json.gz"
 
 
-def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
 
 
 @dataclass(frozen=True)
@@ -74,7 +67,7 @@ class NaiveBayes:
         return self.bias + sum(map(self.weights.get, features, repeat(0.0)))
 
     def probability(self, features: Iterable[str]) -> float:
-        return _sigmoid(self.log_odds(features))
+        return sigmoid(self.log_odds(features))
 
     @cached_property
     def _bigram_heads(self) -> frozenset[str]:
@@ -92,7 +85,7 @@ class NaiveBayes:
                 if key not in seen:
                     seen.add(key)
                     total += w.get(key, 0.0)
-        return _sigmoid(total)
+        return sigmoid(total)
 
     def to_json(self) -> dict[str, Any]:
         return {"bias": self.bias, "weights": self.weights}
@@ -306,13 +299,7 @@ class OutcomeModel:
     def save(self, path: Path) -> None:
         """Write the model as compact gzip JSON, byte-identical for identical models (no name or
         time in the gzip header)."""
-        data = json.dumps(self.to_json(), separators=(",", ":"), sort_keys=True, ensure_ascii=False)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with (
-            open(path, "wb") as raw,
-            gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0, compresslevel=9) as gz,
-        ):
-            gz.write(data.encode("utf-8"))
+        save_json_gz(path, self.to_json())
 
 
 def _weights(d: dict[str, Any]) -> dict[str, float]:
@@ -325,13 +312,7 @@ def _weights(d: dict[str, Any]) -> dict[str, float]:
 def load_model(path: Path | None = None) -> OutcomeModel:
     """Read a model file (default: the one shipped in the package)."""
     path = path or package_data(MODEL_FILE)
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError as exc:
-        raise DataError(f"outcome model missing: {path} (run scripts/train_outcome_model.py)") from exc
-    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: unreadable outcome model ({exc})") from exc
+    data = load_json_gz(path, "outcome model", "scripts/train_outcome_model.py")
     return OutcomeModel.from_json(data, str(path))
 
 

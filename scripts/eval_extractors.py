@@ -51,10 +51,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from problem_corpus import pool_pmids, problem_citations  # noqa: E402
+
 from ebm.citation import AbstractSection, Citation  # noqa: E402
 from ebm.concepts.annotate import Concept, annotate  # noqa: E402
 from ebm.concepts.matcher import default_matcher  # noqa: E402
-from ebm.evaluation.trec import read_run  # noqa: E402
 from ebm.medline import iter_bundled  # noqa: E402
 from ebm.mesh import mesh  # noqa: E402
 from ebm.text.document import Document  # noqa: E402
@@ -62,13 +63,16 @@ from ebm.text.pipeline import SEPARATOR, default_pipeline  # noqa: E402
 from extractors.candidate import Candidate  # noqa: E402
 from extractors.intervention import POSITION_WEIGHTS, extract_interventions, position_class  # noqa: E402
 from extractors.population import extract_population  # noqa: E402
-from extractors.problem import extract_problems, is_ancestor, is_disorder  # noqa: E402
+from extractors.problem import extract_problems, is_ancestor  # noqa: E402
+from extractors.problem_ranker import default_problem_ranker  # noqa: E402
 
 PICO_TAR = "pico/pico-data-nguyen2017/pico-data-docs-and-annotations.tar.gz"
 EBMNLP = "pico/ebm-nlp/dev.txt.gz"
 AGGREGATION = "HMMCrowd"
 SETS = ("ebmnlp-A", "ebmnlp-B", "pico-train", "pico-dev")
 SCOPES = ("title", "title+2", "all")
+# The rules' primary problem in each scope, then the learned ranker's pick (whole abstract).
+VARIANTS = (*SCOPES, "learned")
 REFERENCE_WORDS = 5  # length of the first-words reference phrase
 
 
@@ -349,45 +353,6 @@ def intervention(p: Prepared) -> list[Candidate]:
 # --- problems -------------------------------------------------------------------------------------
 
 
-def major_disorders(c: Citation) -> set[str]:
-    """The citation's major-topic disorders (any of them counts as the right primary problem).
-
-    Heading names were mapped to MeSH 2024 descriptors when the corpus was built (a name that
-    is now an entry term of another descriptor, e.g. "Metabolic Syndrome X", maps to it); a
-    heading left without a UI is looked up again here with ``MeshVocabulary.resolve``.
-    """
-    if not c.mesh_headings or c.extra.get("mesh_major_unknown"):
-        return set()
-    voc = mesh()
-    out: set[str] = set()
-    for h in c.mesh_headings:
-        if not h.is_major:
-            continue
-        d = voc.get(h.descriptor_ui) if h.descriptor_ui else voc.resolve(h.descriptor_name)
-        if d is not None and is_disorder(d.ui, voc):
-            out.add(d.ui)
-    return out
-
-
-def problem_citations() -> list[tuple[Citation, set[str]]]:
-    """Bundled citations with a title and real major-topic flags (PubMedQA's are unknown)."""
-    out = []
-    for c in iter_bundled():
-        if "pubmedqa" in (c.source or "") and c.extra.get("mesh_major_unknown", True):
-            continue
-        gold = major_disorders(c)
-        if gold and c.title:
-            out.append((c, gold))
-    return out
-
-
-def pool_pmids(path: Path) -> set[str]:
-    """PMIDs of a TREC run file (the bench pools); empty when it is missing."""
-    if not path.is_file():
-        return set()
-    return {d.docno for docs in read_run(path).results.values() for d in docs}
-
-
 def indexed_descriptors() -> set[str]:
     """Every descriptor any bundled record is indexed with (major or not, all sources)."""
     return {h.descriptor_ui for c in iter_bundled() for h in c.mesh_headings or () if h.descriptor_ui}
@@ -432,18 +397,23 @@ def eval_problems(citations: list[tuple[Citation, set[str]]], in_use: set[str]) 
     indexed with, such as Essential Hypertension, new in MeSH 2019: an estimate of what MeSH
     drift costs). ``recognised``: a major-topic disorder is among all the problems found."""
     pipeline, matcher, voc = default_pipeline(), default_matcher(), mesh()
-    strict = {s: Tally() for s in SCOPES}
-    answerable = {s: Tally() for s in SCOPES}
-    lenient = {s: Tally() for s in SCOPES}
-    tolerant = {s: Tally() for s in SCOPES}
+    ranker = default_problem_ranker()
+    strict = {s: Tally() for s in VARIANTS}
+    answerable = {s: Tally() for s in VARIANTS}
+    lenient = {s: Tally() for s in VARIANTS}
+    tolerant = {s: Tally() for s in VARIANTS}
     recognised = Tally()
     recognised_answerable = Tally()
     for c, gold in citations:
         doc = pipeline.process(c)
         concepts = annotate(doc, matcher)
         named = named_in_text(gold, doc)
-        for scope in SCOPES:
-            found = extract_problems(doc, concepts, scope=scope)
+        for scope in VARIANTS:
+            if scope == "learned":
+                primary = ranker.primary(doc, concepts)[1]
+                found = [primary] if primary else []
+            else:
+                found = extract_problems(doc, concepts, scope=scope)
             if scope == "all":
                 hit = "correct" if any(f.concepts[0] in gold for f in found) else "wrong"
                 recognised.add(hit)
@@ -471,7 +441,7 @@ def eval_problems(citations: list[tuple[Citation, set[str]]], in_use: set[str]) 
             "lenient": lenient[s].row(),
             "version_tolerant": tolerant[s].row(),
         }
-        for s in SCOPES
+        for s in VARIANTS
     }
     out["recognised"] = recognised.row()
     out["recognised_answerable"] = recognised_answerable.row()
@@ -578,32 +548,32 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((name, r))
         print(
             "\n| problem, strict | n | title C/U/W % | title + 2 sentences C/U/W % | whole abstract C/U/W % "
-            "| recognised % |"
+            "| learned ranker C/U/W % | recognised % |"
         )
-        print("|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|")
         for name, r in rows:
-            st = [_fmt(r[s]["strict"]) for s in SCOPES]
+            st = [_fmt(r[s]["strict"]) for s in VARIANTS]
             rec = r["recognised"]["correct"]
             print(f"| {name} | {r['all']['strict']['n']} | {' | '.join(st)} | {rec:.1f} |")
         print(
             "\n| problem, answerable (disorder named in the text) | n (% of all) | title C/U/W % "
-            "| title + 2 sentences C/U/W % | whole abstract C/U/W % | recognised % |"
+            "| title + 2 sentences C/U/W % | whole abstract C/U/W % | learned ranker C/U/W % | recognised % |"
         )
-        print("|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|")
         for name, r in rows:
             a = r["all"]["answerable"]
             share = 100.0 * a["n"] / max(r["all"]["strict"]["n"], 1)
-            st = [_fmt(r[s]["answerable"]) for s in SCOPES]
+            st = [_fmt(r[s]["answerable"]) for s in VARIANTS]
             rec = r["recognised_answerable"]["correct"]
             print(f"| {name} | {a['n']} ({share:.1f}) | {' | '.join(st)} | {rec:.1f} |")
         print(
-            "\n| problem, C % | lenient: title / title + 2 / whole "
-            "| version-tolerant: title / title + 2 / whole |"
+            "\n| problem, C % | lenient: title / title + 2 / whole / learned "
+            "| version-tolerant: title / title + 2 / whole / learned |"
         )
         print("|---|---|---|")
         for name, r in rows:
-            le = " / ".join(f"{r[s]['lenient']['correct']:.1f}" for s in SCOPES)
-            vt = " / ".join(f"{r[s]['version_tolerant']['correct']:.1f}" for s in SCOPES)
+            le = " / ".join(f"{r[s]['lenient']['correct']:.1f}" for s in VARIANTS)
+            vt = " / ".join(f"{r[s]['version_tolerant']['correct']:.1f}" for s in VARIANTS)
             print(f"| {name} | {le} | {vt} |")
     log(f"done in {time.perf_counter() - t0:.0f} s")
     if args.json:

@@ -393,10 +393,10 @@ def semantic_context(doc: Document, matcher: Any) -> SemanticContext:
     """Concepts, primary problem and interventions as ``extractors.annotate.Annotator`` finds them."""
     from ebm.concepts import annotate
     from extractors.intervention import extract_interventions
-    from extractors.problem import extract_problems
+    from extractors.problem_ranker import default_problem_ranker
 
     concepts = annotate(doc, matcher)
-    problems = extract_problems(doc, concepts)
+    problem = default_problem_ranker().primary(doc, concepts)[1]
     interventions = extract_interventions(doc, concepts)
-    primary = problems[0].concepts[0] if problems and problems[0].concepts else None
+    primary = problem.concepts[0] if problem and problem.concepts else None
     return SemanticContext(concepts, primary, [i.concepts[0] for i in interventions[:5] if i.concepts])

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -54,3 +57,15 @@ def bundled_citations(pmids: set[str]) -> dict:
     found = {c.pmid: c for c in iter_bundled() if c.pmid in pmids}
     assert set(found) == pmids, f"missing from the bundled corpus: {sorted(pmids - set(found))}"
     return found
+
+
+def load_script(name: str) -> ModuleType:
+    """A module of ``scripts/`` (imported once; the scripts import each other by these names)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

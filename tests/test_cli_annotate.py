@@ -37,10 +37,14 @@ def test_explain_shows_the_reasons(capsys) -> None:
 def test_json_of_a_stored_citation(capsys) -> None:
     assert main(["annotate", "7028532", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert set(d) == {"pmid", "title", "population", "problems", "interventions", "outcomes", "evidence"}
+    assert set(d) == {
+        "pmid", "title", "population", "primary_problem", "problems", "interventions", "outcomes", "evidence"
+    }
     assert d["pmid"] == "7028532"
     assert d["population"][0]["text"] == "fourteen patients"
     assert d["problems"][0]["concepts"] == ["D003866"]
+    assert d["primary_problem"]["concepts"] == ["D003866"]
+    assert "learned ranker: primary problem" in d["primary_problem"]["evidence"][-1]
     assert [i["text"] for i in d["interventions"][:2]] == ["diclofensine", "maprotiline"]
     assert len(d["outcomes"]) == 11 and {"sentence", "text", "probability"} <= set(d["outcomes"][0])
 

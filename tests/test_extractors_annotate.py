@@ -32,7 +32,10 @@ def test_all_elements_of_a_trial(annotations) -> None:
     a = annotations["16691061"]  # cellulose sulfate gel in HIV-infected women
     assert a.population[0].text == "Fifty-nine HIV-infected women"
     assert a.primary_problem is not None and a.primary_problem.names == ("HIV Infections",)
-    assert a.primary_problem is a.problems[0]
+    # the learned ranker's choice is one of the problems, its evidence saying why
+    assert a.primary_problem.concepts == a.problems[0].concepts
+    assert a.primary_problem.evidence[-1].startswith("learned ranker: primary problem (p ")
+    assert a.primary_problem.concepts not in [c.concepts for c in a.co_problems]
     # "cellulose sulfate gel": the salt word stays with its chemical (no separate Sulfates)
     assert {"gel", "cellulose sulfate"} <= {c.text for c in a.interventions[:4]}
     assert not any("Sulfates" in c.names for c in a.interventions)
@@ -58,6 +61,7 @@ def test_to_dict_shape_is_json(annotations) -> None:
         "pmid",
         "title",
         "population",
+        "primary_problem",
         "problems",
         "interventions",
         "outcomes",
@@ -68,6 +72,7 @@ def test_to_dict_shape_is_json(annotations) -> None:
     assert d["interventions"][0] == {**d["interventions"][0], "text": "remaxol", "concepts": [], "names": []}
     keys = {"text", "start", "end", "score", "sentence", "concepts", "names", "evidence"}
     assert all(set(c) == keys for c in d["population"] + d["problems"] + d["interventions"])
+    assert set(d["primary_problem"]) == keys
     assert set(d["evidence"]) == {"grade", "study_class", "s_study", "reasons"}
     assert "concepts" not in a.to_dict()
 

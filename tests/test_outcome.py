@@ -4,12 +4,9 @@ stacking), the model file, and the shipped model on held-out EvidenceOutcomes ab
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
-import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
@@ -31,22 +28,9 @@ from extractors.outcome_training import (
     round_model,
     train,
 )
+from tests.conftest import load_script
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load_script(name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # the scripts import it under this name too
-    spec.loader.exec_module(module)
-    return module
-
-
-oc = _load_script("outcome_corpus")
+oc = load_script("outcome_corpus")
 
 
 @pytest.fixture(scope="module")

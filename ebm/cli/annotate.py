@@ -134,8 +134,8 @@ def print_annotation(a: Any, outcomes: int = 3, explain: bool = False) -> None:
                     print(f"             ... and {len(item.evidence) - EXPLAIN_LINES} more (--json has all)")
 
     section("Population", a.population, 1)
-    section("Primary problem", a.problems, 1)
-    section("Co-occurring problems", a.problems[1:6])
+    section("Primary problem", [a.primary] if a.primary else [], 1)
+    section("Co-occurring problems", a.co_problems[:5])
     section("Interventions", a.interventions, 8)
     tops = a.top_outcomes(outcomes) if outcomes else []
     if outcomes:

@@ -349,14 +349,14 @@ def print_explanation(x, out: TextIO) -> None:  # Explanation
             found = ", ".join(f"{c.label()} [{'/'.join(c.groups)}]" for c in v.concepts) or "no concept"
             line(f"{name.replace('_', '-')} {v.value!r} -> {found}", "  ")
     print("\nExtracted from the citation:", file=out)
-    if a.problems:
-        p = a.problems[0]
+    if a.primary_problem:
+        p = a.primary_problem
         line(
             f"primary problem {p.text!r} = {', '.join(p.names)} (score {p.score:.2f}): "
             f"{'; '.join(p.evidence)}",
             "  ",
         )
-        others = ", ".join(f"{c.text!r}" for c in a.problems[1:6])
+        others = ", ".join(f"{c.text!r}" for c in a.co_problems[:5])
         if others:
             line(f"other problems: {others}", "  ")
     else:
