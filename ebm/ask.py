@@ -176,6 +176,7 @@ class Explanation:
             "answer": self.answer.to_dict(explanation=True),
             "formula": self.ebm.formula(),
             "extracted": {
+                "primary_problem": a.primary_problem.to_dict() if a.primary_problem else None,
                 "problems": [c.to_dict() for c in a.problems[:5]],
                 "population": [c.to_dict() for c in a.population[:3]],
                 "interventions": [c.to_dict() for c in a.interventions[:8]],
