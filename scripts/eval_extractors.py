@@ -64,7 +64,7 @@ from extractors.candidate import Candidate  # noqa: E402
 from extractors.intervention import POSITION_WEIGHTS, extract_interventions, position_class  # noqa: E402
 from extractors.population import extract_population  # noqa: E402
 from extractors.problem import extract_problems, is_ancestor  # noqa: E402
-from extractors.problem_ranker import default_problem_ranker  # noqa: E402
+from extractors.problem_ranker import ProblemRanker, default_problem_ranker, load_problem_ranker  # noqa: E402
 
 PICO_TAR = "pico/pico-data-nguyen2017/pico-data-docs-and-annotations.tar.gz"
 EBMNLP = "pico/ebm-nlp/dev.txt.gz"
@@ -389,7 +389,9 @@ def named_in_text(gold: set[str], doc: Document) -> bool:
     return any(words <= s for g in gold for words in terms.get(g, ()) for s in sentences)
 
 
-def eval_problems(citations: list[tuple[Citation, set[str]]], in_use: set[str]) -> dict[str, Any]:
+def eval_problems(
+    citations: list[tuple[Citation, set[str]]], in_use: set[str], ranker: ProblemRanker | None = None
+) -> dict[str, Any]:
     """Per scope: strict, the paper's criterion (the primary problem is one of the major-topic
     disorders), on all citations and on the answerable ones (a major-topic disorder is named in
     the text, ``named_in_text``); lenient (also a MeSH descendant of one: a more specific disorder
@@ -397,7 +399,7 @@ def eval_problems(citations: list[tuple[Citation, set[str]]], in_use: set[str]) 
     indexed with, such as Essential Hypertension, new in MeSH 2019: an estimate of what MeSH
     drift costs). ``recognised``: a major-topic disorder is among all the problems found."""
     pipeline, matcher, voc = default_pipeline(), default_matcher(), mesh()
-    ranker = default_problem_ranker()
+    ranker = ranker or default_problem_ranker()
     strict = {s: Tally() for s in VARIANTS}
     answerable = {s: Tally() for s in VARIANTS}
     lenient = {s: Tally() for s in VARIANTS}
@@ -482,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also print, per EBM-NLP set, how often a sentence at each position names an intervention",
     )
+    ap.add_argument("--problem-ranker", type=Path, help="a trained problem ranker file (default: shipped)")
     args = ap.parse_args(argv)
     only = set(args.only or ["population", "intervention", "problem"])
 
@@ -527,6 +530,7 @@ def main(argv: list[str] | None = None) -> int:
         held = [x for x in cits if int(x[0].pmid) % 2 == 1]
         log(f"problem: {len(cits)} citations with a major-topic disorder ({len(dev)} dev, {len(held)} test)")
         in_use = indexed_descriptors()
+        ranker = load_problem_ranker(args.problem_ranker) if args.problem_ranker else None
         xml = [x for x in cits if ".xml" in (x[0].source or "")]
         # The paper's selection (section 5.4): abstracts retrieved for clinical questions whose
         # main topic is a disorder; here the bench pools of the 23 development questions.
@@ -543,7 +547,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, part in parts:
             if not part:
                 continue
-            r = eval_problems(part, in_use)
+            r = eval_problems(part, in_use, ranker)
             results[f"problem@{name}"] = r
             rows.append((name, r))
         print(

@@ -15,6 +15,8 @@ scikit-learn's L2 logistic regression. Same data, same seed -> byte-identical mo
 Usage:
   ebm setup --no-quickumls                      # once: the concept index
   python scripts/train_problem_ranker.py        # --out PATH, --seed N, --c C, --smoothing S
+  python scripts/train_problem_ranker.py --without-prior --out /tmp/no-prior.json.gz   # ablation
+  python scripts/eval_extractors.py --only problem --problem-ranker /tmp/no-prior.json.gz
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from ebm.paths import package_data  # noqa: E402
 from ebm.text.pipeline import default_pipeline  # noqa: E402
 from extractors.problem_ranker import (  # noqa: E402
     MODEL_FILE,
+    PRIOR_FEATURES,
     ProblemRanker,
     RankedProblems,
     prior_features,
@@ -80,7 +83,9 @@ def rows(examples: list[Example], prior: dict[str, tuple[int, int]], smoothing: 
             yield {**f, **prior_features(found, major, rate, smoothing)}, c.concepts[0] in gold
 
 
-def train(examples: list[Example], seed: int, c: float, smoothing: float) -> ProblemRanker:
+def train(
+    examples: list[Example], seed: int, c: float, smoothing: float, with_prior: bool = True
+) -> ProblemRanker:
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
 
@@ -90,7 +95,7 @@ def train(examples: list[Example], seed: int, c: float, smoothing: float) -> Pro
         held = [e for e in examples if fold_of(e[0], seed) == k]
         prior = count_priors([e for e in examples if fold_of(e[0], seed) != k])
         for f, label in rows(held, prior, smoothing):
-            X.append(f)
+            X.append(f if with_prior else {k: v for k, v in f.items() if k not in PRIOR_FEATURES})
             y.append(label)
     vec = DictVectorizer(sparse=False, sort=True)
     matrix = vec.fit_transform(X)
@@ -112,6 +117,7 @@ def train(examples: list[Example], seed: int, c: float, smoothing: float) -> Pro
             "seed": seed,
             "C": c,
             "folds": FOLDS,
+            "prior": with_prior,
         },
     )
 
@@ -131,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
     ap.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the regression")
     ap.add_argument("--smoothing", type=float, default=5.0, help="pseudo-counts of the prior")
+    ap.add_argument(
+        "--without-prior", action="store_true", help="no prior features (an ablation; not for shipping)"
+    )
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     try:
@@ -141,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue  # odd PMIDs: held out for evaluation
             doc = pipeline.process(citation)
             examples.append((citation.pmid, problem_features(doc, annotate(doc, matcher)), gold))
-        ranker = train(examples, args.seed, args.c, args.smoothing)
+        ranker = train(examples, args.seed, args.c, args.smoothing, with_prior=not args.without_prior)
     except EbmError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
