@@ -38,7 +38,7 @@ from extractors.evidence import grade_evidence  # noqa: E402
 from extractors.intervention import extract_interventions  # noqa: E402
 from extractors.outcome import extract_outcomes  # noqa: E402
 from extractors.population import extract_population  # noqa: E402
-from extractors.problem import extract_problems  # noqa: E402
+from extractors.problem_ranker import default_problem_ranker  # noqa: E402
 
 
 def load_citations(n: int) -> list[Citation]:
@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     annotator = Annotator()
+    ranker = default_problem_ranker()
     matcher = default_matcher()
     citations = load_citations(args.n)
     print(f"setup (models, index, {len(citations)} citations): {time.perf_counter() - t0:.1f} s")
@@ -75,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
             timed(lambda d: annotate_concepts(d, matcher), docs, args.repeat),
         ),
         ("  population", timed(lambda x: extract_population(x[1], x[2]), prepared, args.repeat)),
-        ("  problems", timed(lambda x: extract_problems(x[1], x[2]), prepared, args.repeat)),
+        # the rules' problems in three scopes and the learned primary problem
+        ("  problems", timed(lambda x: ranker.primary(x[1], x[2]), prepared, args.repeat)),
         ("  interventions", timed(lambda x: extract_interventions(x[1], x[2]), prepared, args.repeat)),
         (
             "  outcomes",
