@@ -151,6 +151,17 @@ _TRAILING = {
     "was",
     ",",
     "(",
+    # modifiers cut off from their noun by a comma ("with acute, intercurrent, febrile illness")
+    "acute",
+    "chronic",
+    "severe",
+    "mild",
+    "moderate",
+    "recurrent",
+    "persistent",
+    "intercurrent",
+    "advanced",
+    "uncomplicated",
 }
 _MAX_LEFT = 6  # tokens between number and group
 _MAX_RIGHT = 10  # tokens of trailing description

@@ -15,7 +15,7 @@ from extractors.candidate import Candidate
 from extractors.population import extract_population, load_population_words, number_value
 from tests.conftest import bundled_citations
 
-PMIDS = {"7028532", "16691061", "20337202", "24371832", "19370593", "20369616"}
+PMIDS = {"7028532", "16691061", "20337202", "24371832", "19370593", "20369616", "1621668"}
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +72,12 @@ def test_measured_number_is_not_a_head_count(population, citations: dict[str, Ci
 def test_description_is_kept_and_trimmed(population) -> None:
     # "494 patients with chronic hepatitis B and C." loses only the sentence's full stop.
     assert population("20369616")[0].text == "494 patients with chronic hepatitis B and C"
+
+
+def test_description_cut_by_a_comma_is_dropped(population) -> None:
+    # The paper's sample output (section 5.10): "37 otherwise healthy children aged 2 to 12 years"
+    # from "... years with acute, intercurrent, febrile illness." -- not "... years with acute".
+    assert population("1621668")[0].text == "37 otherwise healthy children aged 2 to 12 years"
 
 
 def test_candidates_are_sorted_and_unique(population) -> None:
