@@ -3,10 +3,8 @@ slot of the shipped and benchmark frames, mapped by the dictionary matcher."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -16,17 +14,9 @@ from ebm.errors import DataError
 from ebm.frame import load_frame
 from ebm.frame_concepts import slot_concepts
 from ebm.mesh import mesh
+from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +165,7 @@ def test_adjectives_keep_disease_precision_on_bc5cdr_train(concept_index: Path, 
     """Document-level Disease precision on 300 BC5CDR training abstracts does not fall by more
     than a point with the adjectives (table, suffix rules, head nouns) against without them,
     and recall rises."""
-    ev = _script("eval_bc5cdr")
+    ev = load_script("eval_bc5cdr")
     docs = ev.read_pubtator(shared / "concepts" / "bc5cdr" / "CDR_TrainingSet.PubTator.txt.gz")[:300]
     scores = {}
     for adjectives in (True, False):
@@ -226,7 +216,7 @@ def test_paper_frames_map_to_the_expected_concepts(matcher: DictionaryMatcher) -
 
 
 def test_frame_coverage_script(concept_index: Path, shared: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ev = _script("eval_frame_concepts")
+    ev = load_script("eval_frame_concepts")
     sys.argv = ["eval_frame_concepts.py", "--shared", str(shared.parent)]
     assert ev.main() == 0
     rows = {
