@@ -411,21 +411,20 @@ def position_weight(sentence: Sentence) -> tuple[float, str]:
     return POSITION_WEIGHTS[where], why
 
 
+def _text_before(doc: Document, c: Mention) -> str:
+    """The sentence's text up to ``LOCAL_WINDOW`` tokens before a mention, where cues that
+    precede it are looked for."""
+    s = doc.sentences[c.sentence]
+    return doc.text[doc.tokens[max(s.token_start, c.token_start - LOCAL_WINDOW)].start : c.start]
+
+
 def _mention_cue(doc: Document, c: Mention, before: CueSet, after: CueSet) -> WeightedCue | None:
     s = doc.sentences[c.sentence]
-    left = doc.tokens[max(s.token_start, c.token_start - LOCAL_WINDOW)].start
-    cue_b = before.best(doc.text[left : c.start])
+    cue_b = before.best(_text_before(doc, c))
     cue_a = after.best(doc.text[c.end : min(s.end, c.end + AFTER_CHARS)])
     if cue_a and (cue_b is None or cue_a.weight > cue_b.weight):
         return cue_a
     return cue_b
-
-
-def _outcome_cue(doc: Document, c: Mention, measured: CueSet) -> WeightedCue | None:
-    """An ``outcome`` cue shortly before the mention: the study changes or measures it."""
-    s = doc.sentences[c.sentence]
-    left = doc.tokens[max(s.token_start, c.token_start - LOCAL_WINDOW)].start
-    return measured.best(doc.text[left : c.start])
 
 
 def extract_interventions(
@@ -472,7 +471,7 @@ def extract_interventions(
         if local and (cue is None or local.weight > cue.weight):
             cue = local
         cw = cue.weight if cue else 1.0
-        damp = _outcome_cue(doc, m, measured)
+        damp = measured.best(_text_before(doc, m))  # the study changes or measures it
         if damp:
             cw *= damp.weight
         w = m.kind * pw * cw

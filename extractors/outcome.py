@@ -50,8 +50,6 @@ MODEL_VERSION = 1
 MODEL_FILE = "models/outcome.json.gz"
 
 
-
-
 @dataclass(frozen=True)
 class NaiveBayes:
     """A two-class naive Bayes reduced to log-odds: ``bias + sum(weights[f] for f in features)``.

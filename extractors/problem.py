@@ -343,11 +343,34 @@ def extract_problems(
     """Problems best first: ``[0]`` is the primary problem, the rest co-occurring problems."""
     voc = vocabulary or mesh()
     kinds = kinds or default_problem_kinds()
+    return _rank(doc, _mentions(doc, concepts, scope, voc), voc, kinds)
+
+
+def extract_problems_by_scope(
+    doc: Document,
+    concepts: list[Concept],
+    vocabulary: MeshVocabulary | None = None,
+    kinds: TreeWeights | None = None,
+) -> dict[Scope, list[Candidate]]:
+    """``extract_problems`` in every scope, the mentions found once: a scope's mentions are the
+    whole abstract's that lie in its sentences."""
+    voc = vocabulary or mesh()
+    kinds = kinds or default_problem_kinds()
+    mentions = _mentions(doc, concepts, "all", voc)
+    return {
+        scope: _rank(doc, [m for m in mentions if in_scope(doc.sentences[m.sentence], scope)], voc, kinds)
+        for scope in SCOPES
+    }
+
+
+def _rank(
+    doc: Document, mentions: list[ProblemMention], voc: MeshVocabulary, kinds: TreeWeights
+) -> list[Candidate]:
     scores: dict[str, float] = {}
     first: dict[str, ProblemMention] = {}
     reasons: dict[str, list[str]] = {}
     place: dict[str, float] = {}  # the most prominent place each problem is named in
-    for m in _mentions(doc, concepts, scope, voc):
+    for m in mentions:
         pw, where = mention_weight(doc.sentences[m.sentence])
         place[m.cui] = max(place.get(m.cui, 0.0), pw)
         kind = kinds.weight(m.cui, voc) or (1.0, "not MeSH")

@@ -30,7 +30,13 @@ from ebm.paths import package_data
 from ebm.text.document import Document
 from extractors.candidate import Candidate
 from extractors.model_file import load_json_gz, save_json_gz, sigmoid
-from extractors.problem import DISORDER_TREES, default_problem_kinds, extract_problems, is_ancestor
+from extractors.problem import (
+    DISORDER_TREES,
+    Scope,
+    default_problem_kinds,
+    extract_problems_by_scope,
+    is_ancestor,
+)
 from extractors.tree_weights import TreeWeights
 
 MODEL_FORMAT = "ebm-problem-ranker"
@@ -62,6 +68,7 @@ class RankedProblems:
 
     candidates: list[Candidate]  # best first by the rules (whole abstract)
     features: list[dict[str, float]]
+    by_scope: dict[Scope, list[Candidate]]  # the rules' ranking in each scope ("all" = candidates)
 
 
 def _branches(ui: str, voc: MeshVocabulary) -> set[str]:
@@ -79,11 +86,12 @@ def problem_features(
     the prior belongs to a trained ranker)."""
     voc = vocabulary or mesh()
     kinds = kinds or default_problem_kinds()
-    found = extract_problems(doc, concepts, "all", voc, kinds)
-    in_scope: dict[str, dict[str, tuple[int, float]]] = {}
-    for scope in ("title", "title+2"):
-        ranked = extract_problems(doc, concepts, scope, voc, kinds)
-        in_scope[scope] = {c.concepts[0]: (rank, c.score) for rank, c in enumerate(ranked)}
+    by_scope = extract_problems_by_scope(doc, concepts, voc, kinds)
+    found = by_scope["all"]
+    in_scope = {
+        scope: {c.concepts[0]: (rank, c.score) for rank, c in enumerate(by_scope[scope])}
+        for scope in ("title", "title+2")
+    }
     top = found[0].score if found else 1.0
     n_sentences = max(len(doc.sentences), 1)
     uis = [c.concepts[0] for c in found]
@@ -112,7 +120,7 @@ def problem_features(
         for b in _branches(ui, voc):
             f[f"branch:{b}"] = 1.0
         out.append(f)
-    return RankedProblems(found, out)
+    return RankedProblems(found, out, by_scope)
 
 
 def prior_features(found: int, major: int, base_rate: float, smoothing: float) -> dict[str, float]:

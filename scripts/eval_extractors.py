@@ -63,8 +63,13 @@ from ebm.text.pipeline import SEPARATOR, default_pipeline  # noqa: E402
 from extractors.candidate import Candidate  # noqa: E402
 from extractors.intervention import POSITION_WEIGHTS, extract_interventions, position_class  # noqa: E402
 from extractors.population import extract_population  # noqa: E402
-from extractors.problem import extract_problems, is_ancestor  # noqa: E402
-from extractors.problem_ranker import ProblemRanker, default_problem_ranker, load_problem_ranker  # noqa: E402
+from extractors.problem import is_ancestor  # noqa: E402
+from extractors.problem_ranker import (  # noqa: E402
+    ProblemRanker,
+    default_problem_ranker,
+    load_problem_ranker,
+    problem_features,
+)
 
 PICO_TAR = "pico/pico-data-nguyen2017/pico-data-docs-and-annotations.tar.gz"
 EBMNLP = "pico/ebm-nlp/dev.txt.gz"
@@ -410,12 +415,13 @@ def eval_problems(
         doc = pipeline.process(c)
         concepts = annotate(doc, matcher)
         named = named_in_text(gold, doc)
+        ranked = problem_features(doc, concepts)
+        chosen = ranker.choose(ranked)
         for scope in VARIANTS:
             if scope == "learned":
-                primary = ranker.primary(doc, concepts)[1]
-                found = [primary] if primary else []
+                found = [ranked.candidates[chosen[0]]] if chosen else []
             else:
-                found = extract_problems(doc, concepts, scope=scope)
+                found = ranked.by_scope[scope]
             if scope == "all":
                 hit = "correct" if any(f.concepts[0] in gold for f in found) else "wrong"
                 recognised.add(hit)

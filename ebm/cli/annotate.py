@@ -134,7 +134,7 @@ def print_annotation(a: Any, outcomes: int = 3, explain: bool = False) -> None:
                     print(f"             ... and {len(item.evidence) - EXPLAIN_LINES} more (--json has all)")
 
     section("Population", a.population, 1)
-    section("Primary problem", [a.primary] if a.primary else [], 1)
+    section("Primary problem", [a.primary_problem] if a.primary_problem else [], 1)
     section("Co-occurring problems", a.co_problems[:5])
     section("Interventions", a.interventions, 8)
     tops = a.top_outcomes(outcomes) if outcomes else []
