@@ -38,6 +38,7 @@ from pathlib import Path
 
 from ebm.citation import AbstractSection, Citation, MeshHeading, Qualifier
 from ebm.errors import InputError
+from ebm.evaluation.trec import read_run
 from ebm.medline import read_citations
 from ebm.mesh import MeshVocabulary, mesh
 
@@ -311,8 +312,7 @@ def write(citations: list[Citation], out: Path) -> None:
 
 
 def pool_pmids(shared: Path) -> set[str]:
-    path = shared / "bench" / "pools.run"
-    return {line.split()[2] for line in path.read_text().splitlines() if line.strip()}
+    return read_run(shared / "bench" / "pools.run").docnos
 
 
 def verify_pools(citations: list[Citation], bench: Path) -> None:

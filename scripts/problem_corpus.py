@@ -55,4 +55,4 @@ def pool_pmids(path: Path) -> set[str]:
     """PMIDs of a TREC run file (the bench pools); empty when it is missing."""
     if not path.is_file():
         return set()
-    return {d.docno for docs in read_run(path).results.values() for d in docs}
+    return read_run(path).docnos

@@ -48,6 +48,11 @@ class Run:
     def qids(self) -> list[str]:
         return sorted(self.results)
 
+    @property
+    def docnos(self) -> set[str]:
+        """Every document the run lists, for any query (a pool's citations)."""
+        return {d.docno for docs in self.results.values() for d in docs}
+
 
 def ranking(docs: Iterable[ScoredDoc]) -> list[str]:
     """trec_eval order: score descending, then docno descending (byte order, as strcmp)."""
