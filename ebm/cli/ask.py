@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ebm.errors import InputError
-from ebm.scoring.rankers import ALIASES, DEFAULT_RANKER, RANKERS
+from ebm.scoring.rankers import ALIASES, DEFAULT_RANKER, RANKERS, choices_help
 from ebm.scoring.topical import PARTS as MATCH_PARTS
 
 FORMATS = ("text", "json", "trec")
@@ -94,10 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--ranker",
         choices=[*RANKERS, *ALIASES],
         default=DEFAULT_RANKER,
-        help="ebm-plus (default): retrieval score, question-word BM25 and MeSH-tree PICO matches, "
-        "weights fitted on the development questions; the paper's paper-ebm (S_EBM, alias ebm), "
-        "combination (0.8 EBM + 0.2 term, normalised; alias combo) and term; retrieval (the "
-        "source's order)",
+        help=choices_help(),
     )
     p.add_argument("--alpha", type=float, default=0.8, help="weight of the EBM score in combo (default 0.8)")
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or a TREC run")
@@ -209,11 +206,23 @@ def run_ask(args: argparse.Namespace) -> int:
         json.dump(docs[0] if len(docs) == 1 else docs, sys.stdout, indent=2, ensure_ascii=False)
         print()
     elif args.format == "trec":
-        tag = config.ranker if config.ranker.startswith("ebm") else f"ebm-{config.ranker}"
-        for qid, r in results:
-            for a in r.answers[: args.top] if args.top else r.answers:
-                print(f"{qid} Q0 {a.pmid} {a.rank} {a.score:.6f} {tag}")
+        sys.stdout.write(trec_run(results, config.ranker, args.top))
     return 0
+
+
+def trec_run(results, ranker: str, top: int | None) -> str:  # list[tuple[str, AskResult]]
+    """The answers as a TREC run in the order shown: through the evaluation's writer, with scores
+    made strictly decreasing down each list so that a reader (trec_eval, ``ebm eval``) ranks them
+    as shown, ties included."""
+    from ebm.evaluation.trec import format_run, run_from_ranked
+
+    ranked: dict[str, list[tuple[str, float]]] = {}
+    for qid, r in results:
+        if qid in ranked:
+            raise InputError(f"question id {qid!r} given twice: a TREC run needs one list per question")
+        ranked[qid] = [(a.pmid, a.score) for a in (r.answers[:top] if top else r.answers)]
+    tag = ranker if ranker.startswith("ebm") else f"ebm-{ranker}"
+    return format_run(run_from_ranked(tag, ranked), tag)
 
 
 def _width() -> int:

@@ -142,6 +142,28 @@ def run_from_rankings(name: str, rankings: Mapping[str, Sequence[str]]) -> Run:
     return run
 
 
+def run_from_ranked(name: str, ranked: Mapping[str, Sequence[tuple[str, float]]]) -> Run:
+    """A run in the given orders (best first) that keeps the scores as nearly as floats allow.
+
+    A score tied with (or above) the one ranked before it is lowered to just below it
+    (``math.nextafter``), so the scores strictly decrease down each list and trec_eval's order
+    (score descending, docno descending on ties) is the given order: a ranker that breaks ties its
+    own way (``ebm ask``: retrieval order) is read back, and evaluated, as it was shown.
+    """
+    run = Run(name=name)
+    for qid, docs in ranked.items():
+        out: list[ScoredDoc] = []
+        for rank, (docno, score) in enumerate(docs, start=1):
+            score = float(score)
+            if not math.isfinite(score):
+                raise InputError(f"run {name}: {qid} {docno}: score {score!r} is not finite")
+            if out and score >= out[-1].score:
+                score = math.nextafter(out[-1].score, -math.inf)
+            out.append(ScoredDoc(docno, score, rank))
+        run.results[qid] = out
+    return run
+
+
 def run_from_scores(name: str, scores: Mapping[str, Mapping[str, float]]) -> Run:
     """A run from ``qid -> docno -> score``; ranks are written in trec_eval order."""
     run = Run(name=name)

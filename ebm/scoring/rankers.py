@@ -31,7 +31,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from ebm.errors import DataError, InputError
 from ebm.scoring.combine import ALPHA, minmax
@@ -41,8 +40,6 @@ from ebm.scoring.term import TermScore
 from ebm.scoring.topical import TopicalScore
 
 DEFAULT_RANKER = "ebm-plus"
-RANKERS = ("ebm-plus", "paper-ebm", "combination", "term", "retrieval")
-ALIASES = {"ebm": "paper-ebm", "combo": "combination", "plus": "ebm-plus"}
 WEIGHTS_FILE = "ebm_plus_weights.toml"
 
 
@@ -59,57 +56,62 @@ class CandidateScores:
     retrieval_rank: int  # 1-based position in the retrieved list
 
 
+# A question's candidates as columns: column name -> one value per candidate (retrieval order).
+# ``ebm ask`` builds them from ``CandidateScores`` (:func:`candidate_columns`); ``ebm bench`` reads
+# the same columns from its components file, so both rank with the functions below.
+Columns = Mapping[str, Sequence[float]]
+MATCH_PARTS = ("problem", "intervention", "population", "co_problems", "outcome")
+
+
+def candidate_columns(cands: Sequence[CandidateScores]) -> dict[str, list[float]]:
+    """Every column a ranker reads, for one question's candidates."""
+    cols: dict[str, list[float]] = {
+        "pico": [c.ebm.pico.total for c in cands],
+        "soe": [c.ebm.soe.total for c in cands],
+        "task": [c.ebm.task.total for c in cands],
+        "term": [c.term.score for c in cands],
+        "lexical": [float(c.lexical.score) for c in cands],
+        "retrieval": [float(c.retrieval) for c in cands],
+    }
+    for part in MATCH_PARTS:
+        cols[f"match.{part}"] = [float(c.match.value(part)) for c in cands]
+    return cols
+
+
 @dataclass(frozen=True)
 class Feature:
     name: str
     description: str
-    value: Callable[[CandidateScores], float]
+    column: str  # the column of :func:`candidate_columns` it reads
     scaled: bool  # min-max over the question's candidates (else used as it is, in [0, 1])
 
 
-def _match(part: str) -> Callable[[CandidateScores], float]:
-    return lambda c: c.match.value(part)
-
-
 _FEATURES = (
-    ("retrieval", "the source's retrieval score (BM25) or rank, scaled", lambda c: c.retrieval, True),
-    ("lexical", "BM25 of the question's words over the candidates, scaled", lambda c: c.lexical.score, True),
-    (
-        "problem",
-        "frame problem among the extracted problems (MeSH tree, prominence)",
-        _match("problem"),
-        False,
-    ),
-    ("intervention", "frame interventions, comparisons mentioned (MeSH tree)", _match("intervention"), False),
-    ("population", "frame population concepts mentioned (MeSH tree)", _match("population"), False),
-    ("co_problems", "frame co-occurring problems mentioned (MeSH tree)", _match("co_problems"), False),
-    ("outcome", "best outcome sentence about the problem or intervention", _match("outcome"), False),
-    ("term", "S_term (the paper's term-based reranker), scaled", lambda c: c.term.score, True),
-    ("task", "S_task (task indicators in MeSH), scaled", lambda c: c.ebm.task.total, True),
-    ("soe", "S_SoE (journal, study type, date), scaled", lambda c: c.ebm.soe.total, True),
-    ("pico", "the paper's S_PICO, scaled (for comparisons)", lambda c: c.ebm.pico.total, True),
+    ("retrieval", "the source's retrieval score (BM25) or rank, scaled", "retrieval", True),
+    ("lexical", "BM25 of the question's words over the candidates, scaled", "lexical", True),
+    ("problem", "frame problem among the extracted problems (MeSH tree, prominence)", "match.problem", False),
+    ("intervention", "frame interventions, comparisons mentioned (MeSH tree)", "match.intervention", False),
+    ("population", "frame population concepts mentioned (MeSH tree)", "match.population", False),
+    ("co_problems", "frame co-occurring problems mentioned (MeSH tree)", "match.co_problems", False),
+    ("outcome", "best outcome sentence about the problem or intervention", "match.outcome", False),
+    ("term", "S_term (the paper's term-based reranker), scaled", "term", True),
+    ("task", "S_task (task indicators in MeSH), scaled", "task", True),
+    ("soe", "S_SoE (journal, study type, date), scaled", "soe", True),
+    ("pico", "the paper's S_PICO, scaled (for comparisons)", "pico", True),
 )
 FEATURES: dict[str, Feature] = {name: Feature(name, *rest) for name, *rest in _FEATURES}
 
 
-def canonical(name: str) -> str:
-    """The ranker's canonical name (``InputError`` for an unknown one)."""
-    key = name.strip().casefold()
-    key = ALIASES.get(key, key)
-    if key not in RANKERS:
-        known = ", ".join([*RANKERS, *ALIASES])
-        raise InputError(f"unknown ranker {name!r} (choose from {known})")
-    return key
-
-
 def feature_values(
-    cands: Sequence[CandidateScores], names: Sequence[str] | None = None
+    cands: Sequence[CandidateScores] | Columns, names: Sequence[str] | None = None
 ) -> dict[str, list[float]]:
-    """Each feature's value for each candidate of one question, scaled as ``FEATURES`` says."""
+    """Each feature's value for each candidate of one question, scaled as ``FEATURES`` says
+    (from the candidates, or from their columns)."""
+    cols = cands if isinstance(cands, Mapping) else candidate_columns(cands)
     out = {}
     for name in names or FEATURES:
         f = FEATURES[name]
-        raw = [float(f.value(c)) for c in cands]
+        raw = [float(v) for v in cols[f.column]]
         out[name] = minmax(raw) if f.scaled else raw
     return out
 
@@ -173,6 +175,11 @@ class RankerSettings:
     weights: Weights = field(default_factory=Weights)  # the paper's l1, l2 (paper-ebm, combination)
     alpha: float = ALPHA  # norm(S_EBM) weight in the combination
     plus: PlusWeights | None = None  # EBM+ weights (default: the shipped ones)
+    l3: float | None = None  # S_task weight when given exactly (a sweep's grid value), else weights.l3
+
+    def ebm_weights(self) -> tuple[float, float, float]:
+        w = self.weights
+        return w.l1, w.l2, w.l3 if self.l3 is None else self.l3
 
     def plus_weights(self) -> PlusWeights:
         return self.plus if self.plus is not None else shipped_weights()
@@ -189,58 +196,178 @@ class Ranking:
     description: str
 
 
-def describe(ranker: str, settings: RankerSettings) -> str:
-    w = settings.weights
-    if ranker == "ebm-plus":
-        pw = settings.plus_weights()
-        terms = " + ".join(f"{v:g} {k}" for k, v in pw.weights.items() if v)
-        return f"EBM+ = {terms} (features scaled per question; weights: {pw.source})"
-    if ranker == "paper-ebm":
-        return f"S_EBM = {w.l1:.2g} PICO + {w.l2:.2g} SoE + {w.l3:.2g} task"
-    if ranker == "combination":
-        return (
-            f"{settings.alpha:g} EBM + {1 - settings.alpha:g} term, each normalised; "
-            f"EBM = {w.l1:.2g} PICO + {w.l2:.2g} SoE + {w.l3:.2g} task"
-        )
-    if ranker == "term":
-        return "S_term (question terms weighted by outcome probability)"
-    return "the source's retrieval order"
+# -- the rankers ---------------------------------------------------------------------------------
+
+Parts = list[dict[str, float]]  # per candidate: what each feature or component adds to its score
 
 
-def rank(ranker: str, cands: Sequence[CandidateScores], settings: RankerSettings | None = None) -> Ranking:
-    """Score and order one question's candidates (given in retrieval order)."""
-    ranker = canonical(ranker)
+def _plus_parts(cols: Columns, settings: RankerSettings) -> Parts:
+    weights = settings.plus_weights().weights
+    values = feature_values(cols, list(weights))
+    return [{k: weights[k] * values[k][i] for k in weights} for i in range(_size(cols))]
+
+
+def _plus_formula(settings: RankerSettings) -> str:
+    pw = settings.plus_weights()
+    terms = " + ".join(f"{v:g} {k}" for k, v in pw.weights.items() if v)
+    return f"EBM+ = {terms} (features scaled per question; weights: {pw.source})"
+
+
+def _ebm_parts(cols: Columns, settings: RankerSettings) -> Parts:
+    # the scorer's arithmetic (EbmScore.total: l1 PICO + l2 SoE + l3 task, in that order), so the
+    # sum of the parts is S_EBM bit for bit
+    l1, l2, l3 = settings.ebm_weights()
+    return [
+        {"pico": l1 * p, "soe": l2 * s, "task": l3 * t}
+        for p, s, t in zip(cols["pico"], cols["soe"], cols["task"], strict=True)
+    ]
+
+
+def _ebm_formula(settings: RankerSettings) -> str:
+    l1, l2, l3 = settings.ebm_weights()
+    return f"S_EBM = {l1:.2g} PICO + {l2:.2g} SoE + {l3:.2g} task"
+
+
+def _combination_parts(cols: Columns, settings: RankerSettings) -> Parts:
+    a = settings.alpha
+    ebm = [sum(p.values()) for p in _ebm_parts(cols, settings)]
+    e, t = minmax(ebm), minmax([float(v) for v in cols["term"]])  # as ebm.scoring.combine
+    return [{"ebm": a * e[i], "term": (1 - a) * t[i]} for i in range(len(e))]
+
+
+def _combination_formula(settings: RankerSettings) -> str:
+    a = settings.alpha
+    return f"{a:g} EBM + {1 - a:g} term, each normalised; {_ebm_formula(settings).replace('S_EBM', 'EBM')}"
+
+
+def _term_parts(cols: Columns, settings: RankerSettings) -> Parts:
+    return [{"term": float(v)} for v in cols["term"]]
+
+
+def _retrieval_parts(cols: Columns, settings: RankerSettings) -> Parts:
+    n = _size(cols)
+    return [{"retrieval": float(n - i)} for i in range(n)]
+
+
+def _size(cols: Columns) -> int:
+    return len(next(iter(cols.values()))) if cols else 0
+
+
+@dataclass(frozen=True)
+class Ranker:
+    """One way to order a question's candidates: what ``ebm ask --ranker``, ``ebm bench`` and the
+    web form offer and show."""
+
+    name: str
+    aliases: tuple[str, ...]
+    label: str  # in words, for the web form and its results page
+    help: str  # one clause for ``ebm ask --help``
+    parts: Callable[[Columns, RankerSettings], Parts]  # the score of each candidate is their sum
+    formula: Callable[[RankerSettings], str]  # the score as a formula with its weights
+    bench_run: str  # the name of its run in ``ebm bench``
+
+
+REGISTRY: dict[str, Ranker] = {
+    r.name: r
+    for r in (
+        Ranker(
+            "ebm-plus",
+            ("plus",),
+            "EBM+ (retrieval score, question words and MeSH matches of the problem and intervention)",
+            "retrieval score, question-word BM25 and MeSH-tree PICO matches, weights fitted on the "
+            "development questions",
+            _plus_parts,
+            _plus_formula,
+            "ebm-plus",
+        ),
+        Ranker(
+            "paper-ebm",
+            ("ebm",),
+            "the paper's EBM score",
+            "the paper's S_EBM = l1 S_PICO + l2 S_SoE + l3 S_task",
+            _ebm_parts,
+            _ebm_formula,
+            "ebm",
+        ),
+        Ranker(
+            "combination",
+            ("combo",),
+            "the paper's combination: 0.8 EBM + 0.2 term overlap, each normalised",
+            "the paper's alpha EBM + (1 - alpha) term, each min-max normalised",
+            _combination_parts,
+            _combination_formula,
+            "combination",
+        ),
+        Ranker(
+            "term",
+            (),
+            "term overlap",
+            "the paper's term-based reranker",
+            _term_parts,
+            lambda settings: "S_term (question terms weighted by outcome probability)",
+            "term",
+        ),
+        Ranker(
+            "retrieval",
+            (),
+            "the source's retrieval order",
+            "the source's order (the pool order in ebm bench)",
+            _retrieval_parts,
+            lambda settings: "the source's retrieval order",
+            "pool",
+        ),
+    )
+}
+RANKERS = tuple(REGISTRY)
+ALIASES = {alias: r.name for r in REGISTRY.values() for alias in r.aliases}
+assert DEFAULT_RANKER in REGISTRY
+
+
+def canonical(name: str) -> str:
+    """The ranker's canonical name (``InputError`` for an unknown one)."""
+    key = name.strip().casefold()
+    key = ALIASES.get(key, key)
+    if key not in REGISTRY:
+        known = ", ".join([*RANKERS, *ALIASES])
+        raise InputError(f"unknown ranker {name!r} (choose from {known})")
+    return key
+
+
+def ranker(name: str) -> Ranker:
+    """The registered ranker of a name or alias."""
+    return REGISTRY[canonical(name)]
+
+
+def choices_help() -> str:
+    """Every ranker with its aliases and what it ranks by, for a command's help."""
+    items = []
+    for r in REGISTRY.values():
+        alias = f" (alias {', '.join(r.aliases)})" if r.aliases else ""
+        default = " [default]" if r.name == DEFAULT_RANKER else ""
+        items.append(f"{r.name}{alias}{default}: {r.help}")
+    return "; ".join(items)
+
+
+def describe(name: str, settings: RankerSettings) -> str:
+    return ranker(name).formula(settings)
+
+
+def rank_columns(
+    name: str, cols: Columns, retrieval_ranks: Sequence[int], settings: RankerSettings | None = None
+) -> Ranking:
+    """Score and order one question's candidates given as columns (in retrieval order); ties keep
+    the retrieval order. ``ebm ask`` and ``ebm bench`` both rank through this function."""
+    r = ranker(name)
     settings = settings or RankerSettings()
-    n = len(cands)
-    parts: list[dict[str, float]]
-    if ranker == "ebm-plus":
-        weights = settings.plus_weights().weights
-        values = feature_values(cands, [k for k in weights])
-        parts = [{k: weights[k] * values[k][i] for k in weights} for i in range(n)]
-    elif ranker == "paper-ebm":
-        w = settings.weights
-        parts = [
-            {"pico": w.l1 * c.ebm.pico.total, "soe": w.l2 * c.ebm.soe.total, "task": w.l3 * c.ebm.task.total}
-            for c in cands
-        ]
-    elif ranker == "combination":
-        a = settings.alpha
-        e = minmax([c.ebm.total for c in cands])
-        t = minmax([c.term.score for c in cands])
-        parts = [{"ebm": a * e[i], "term": (1 - a) * t[i]} for i in range(n)]
-    elif ranker == "term":
-        parts = [{"term": c.term.score} for c in cands]
-    else:
-        parts = [{"retrieval": float(n - i)} for i in range(n)]
-    if ranker == "paper-ebm":
-        scores = [c.ebm.total for c in cands]  # the scorer's own arithmetic, bit for bit
-    elif ranker == "combination":
-        scores = [p["ebm"] + p["term"] for p in parts]  # as ebm.scoring.combine
-    else:
-        scores = [sum(p.values()) for p in parts]
-    order = sorted(range(n), key=lambda i: (-scores[i], cands[i].retrieval_rank, i))
-    return Ranking(ranker, scores, parts, order, describe(ranker, settings))
+    n = len(retrieval_ranks)
+    if any(len(v) != n for v in cols.values()):
+        raise InputError(f"ranker {r.name}: columns of unequal length for {n} candidates")
+    parts = r.parts(cols, settings)
+    scores = [sum(p.values()) for p in parts]
+    order = sorted(range(n), key=lambda i: (-scores[i], retrieval_ranks[i], i))
+    return Ranking(r.name, scores, parts, order, r.formula(settings))
 
 
-def ranking_dict(r: Ranking, i: int) -> dict[str, Any]:
-    return {k: round(v, 6) for k, v in r.parts[i].items()}
+def rank(name: str, cands: Sequence[CandidateScores], settings: RankerSettings | None = None) -> Ranking:
+    """Score and order one question's candidates (given in retrieval order)."""
+    return rank_columns(name, candidate_columns(cands), [c.retrieval_rank for c in cands], settings)
