@@ -75,6 +75,7 @@ class AskConfig:
     year: int | None = None  # the "current year" of S_date (default: this year)
     cache: bool = True  # keep annotations on disk
     cache_path: Path | None = None  # default: annotations.sqlite in the data directory
+    deadline_s: float | None = 60.0  # a whole question (searches, fetches); None: no deadline
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
@@ -88,6 +89,8 @@ class AskConfig:
             raise InputError(f"top must be at least 1, got {self.top}")
         if not 0.0 <= self.alpha <= 1.0:
             raise InputError(f"alpha must be in [0, 1], got {self.alpha}")
+        if self.deadline_s is not None and not 0 < self.deadline_s < float("inf"):
+            raise InputError(f"deadline must be a positive number of seconds, got {self.deadline_s}")
 
     @property
     def hits_wanted(self) -> int:
@@ -369,7 +372,15 @@ class Pipeline:
         ]
 
     def ask(self, frame: Frame) -> AskResult:
-        """Answer one question (see the module docstring)."""
+        """Answer one question (see the module docstring) within ``config.deadline_s``: a
+        source that is unreachable or too slow ends it with ``SourceUnavailable``, the deadline
+        passing with ``DeadlineExceeded`` (checked before each search, the fetch, annotation)."""
+        from ebm.source import check_deadline, deadline
+
+        with deadline(self.config.deadline_s):
+            return self._ask(frame, check_deadline)
+
+    def _ask(self, frame: Frame, check_deadline: Any) -> AskResult:
         timings = Timings()
         t = time.perf_counter()
         fc = self.concepts(frame)
@@ -384,11 +395,13 @@ class Pipeline:
         timings.retrieve = time.perf_counter() - t
         t = time.perf_counter()
         pmids = list(retrieval.result.pmids)
+        check_deadline(f"fetching {len(pmids)} citations")
         citations = self.source.fetch(pmids) if pmids else []
         got = {c.pmid for c in citations}
         missing = tuple(p for p in pmids if p not in got)
         timings.fetch = time.perf_counter() - t
         t = time.perf_counter()
+        check_deadline(f"annotating {len(citations)} citations")
         annotations, cached = self.annotate(citations)
         timings.annotate = time.perf_counter() - t
         t = time.perf_counter()

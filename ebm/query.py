@@ -565,16 +565,22 @@ def retrieve(
     that parses only the minimal subset). When even the loosest query finds fewer than
     ``min_hits``, the attempt with the most hits is kept (the least relaxed among equals).
     A query the source refuses (``EbmError``) is recorded in ``attempts`` and the ladder goes
-    on; if every query is refused, the last refusal is raised.
+    on; if every query is refused, the last refusal is raised. A source that cannot be reached
+    or answers too late (``SourceUnavailable``) or the question's deadline stops the ladder at once.
     """
     if dialect is None:
         dialect = "pubmed" if getattr(source, "name", "") == "pubmed" else "local"
     attempts: list[Attempt] = []
     best: tuple[int, str, tuple[str, ...], SearchResult] | None = None
     refused: EbmError | None = None
+    from ebm.source import SourceUnavailable, check_deadline
+
     for query, relaxations in ladder(frame, rules=rules, dialect=dialect, vocabulary=vocabulary):
+        check_deadline(f"query {len(attempts) + 1} ({query[:80]})")
         try:
             result = source.search(query, limit=limit, sort=sort)
+        except SourceUnavailable:  # unreachable or out of time: a looser query would be too
+            raise
         except EbmError as exc:  # a source limit on one query: the looser ones may still run
             attempts.append(Attempt(query, relaxations, 0, str(exc)))
             refused = exc

@@ -14,7 +14,8 @@ so tests can count retries and measure pauses from the server's side. Faults que
 ``inject`` hit the next matching requests: an HTTP status (with ``Retry-After``), a stall
 past the client's timeout, a body cut short (well-formed HTTP, truncated XML), a
 connection closed before ``Content-Length`` bytes, a replacement body (an NCBI
-``<ERROR>``), or a TCP reset.
+``<ERROR>``), a TCP reset, or a trickle (the whole response, status line included, one
+byte every ``seconds``: each read gets something, so only a total deadline ends it).
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class Seen:
 
 @dataclass
 class Fault:
-    kind: str  # status | stall | truncate | short | body | reset
+    kind: str  # status | stall | truncate | short | body | reset | trickle
     status: int = 500
     retry_after: str | None = None
     seconds: float = 0.0
@@ -242,6 +243,9 @@ class _Handler(BaseHTTPRequestHandler):
             if self.owner._stop.wait(fault.seconds):
                 return
         status, ctype, body = self.owner.answer(utility, params)
+        if fault is not None and fault.kind == "trickle":
+            self._trickle(status, ctype, body, fault.seconds)
+            return
         if fault is not None and fault.kind == "body":
             status, ctype, body = 200, "text/xml", fault.body or b""
         if fault is not None and fault.kind == "truncate":
@@ -250,6 +254,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(status, ctype, body[: len(body) // 2], {}, length=len(body))
             return
         self._send(status, ctype, body, {})
+
+    def _trickle(self, status: int, ctype: str, body: bytes, seconds: float) -> None:
+        head = (
+            f"HTTP/1.1 {status} OK\r\nContent-Type: {ctype}; charset=UTF-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode()
+        try:
+            for i in range(len(head) + len(body)):
+                self.wfile.write((head + body)[i : i + 1])
+                self.wfile.flush()
+                if self.owner._stop.wait(seconds):
+                    return
+        except OSError:
+            pass  # the client gave up (its deadline shut the connection)
 
     def _send(
         self, status: int, ctype: str, body: bytes, headers: dict[str, str], length: int | None = None

@@ -69,6 +69,13 @@ def _config_arguments(p: argparse.ArgumentParser) -> None:
         help="EBM+ weights (TOML, [weights] feature = weight); default: the shipped, fitted ones",
     )
     p.add_argument("--no-cache", action="store_true", help="annotate every citation again")
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="give up on a question after this long (searches and fetches; default 60)",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -171,6 +178,7 @@ def _config(args: argparse.Namespace, **extra):  # -> AskConfig
         ranker_weights=args.ranker_weights,
         year=args.year,
         cache=not args.no_cache,
+        deadline_s=args.deadline,
         **extra,
     )
 

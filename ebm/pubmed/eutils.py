@@ -27,6 +27,7 @@ import http.client
 import logging
 import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlencode, urlsplit
-from urllib.request import Request, build_opener
+from urllib.request import HTTPHandler, HTTPSHandler, OpenerDirector, Request, build_opener
 
 from lxml import etree
 
@@ -42,6 +43,7 @@ from ebm import __version__
 from ebm.errors import InputError, ServiceError
 from ebm.pubmed.cache import ResponseCache, cache_from_env, default_cache_dir
 from ebm.pubmed.ratelimit import RateLimiter, shared_limiter
+from ebm.source import DeadlineExceeded, SourceUnavailable, current_deadline
 
 log = logging.getLogger("ebm.pubmed")
 
@@ -92,6 +94,75 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+class _Unreachable(Exception):
+    """Nobody answers at the server's address (connection refused, no route, unknown host):
+    another try a second later finds the same, so the request fails at once."""
+
+
+class _OutOfTime(Exception):
+    """The request's (or the question's) deadline passed while a try was under way."""
+
+
+class _Watch:
+    """Shuts a try's socket down when its deadline passes, wherever the try is blocked
+    (connecting, the headers, the body): a per-read timeout alone never ends a server that
+    sends one byte every few seconds."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self.fired = False
+
+    def attach(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sock = sock
+            if self.fired:
+                self._shutdown()
+
+    def fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self._sock is not None:
+            try:  # the plain socket's shutdown, also under TLS: wakes a blocked recv with EOF
+                socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def _watched(base: type[http.client.HTTPConnection], watch: _Watch) -> type[http.client.HTTPConnection]:
+    class Watched(base):  # type: ignore[valid-type,misc]
+        def connect(self) -> None:
+            super().connect()
+            watch.attach(self.sock)
+
+    return Watched
+
+
+class _WatchedHTTP(HTTPHandler):
+    def __init__(self, watch: _Watch) -> None:
+        super().__init__()
+        self._watch = watch
+
+    def http_open(self, req: Request) -> http.client.HTTPResponse:
+        return self.do_open(_watched(http.client.HTTPConnection, self._watch), req)
+
+
+class _WatchedHTTPS(HTTPSHandler):
+    def __init__(self, watch: _Watch) -> None:
+        super().__init__()
+        self._watch = watch
+
+    def https_open(self, req: Request) -> http.client.HTTPResponse:
+        return self.do_open(
+            _watched(http.client.HTTPSConnection, self._watch),
+            req,
+            context=self._context,  # type: ignore[attr-defined]
+        )
+
+
 class EUtils:
     """A client for one E-utilities server; safe to share between threads.
 
@@ -100,7 +171,9 @@ class EUtils:
     ``rate`` overrides NCBI's limit (3 requests/s, 10 with a key) and is shared with every
     other client of the same server and key in the process. A request is tried at most
     ``max_tries`` times; try *n* waits ``backoff * 2**(n-1)`` seconds (at most
-    ``max_backoff``) or longer if the server sends ``Retry-After``.
+    ``max_backoff``) or longer if the server sends ``Retry-After``. ``timeout`` bounds
+    connecting and each read; ``deadline`` bounds a whole request, its retries and pauses
+    included (and a question's deadline, ``ebm.source.deadline``, bounds it further).
     """
 
     def __init__(
@@ -111,6 +184,7 @@ class EUtils:
         email: str | None = None,
         api_key: str | None = None,
         timeout: float = 30.0,
+        deadline: float = 60.0,
         max_tries: int = 4,
         backoff: float = 1.0,
         max_backoff: float = 30.0,
@@ -129,7 +203,10 @@ class EUtils:
         self.api_key = (api_key if api_key is not None else os.environ.get(ENV_API_KEY)) or None
         if max_tries < 1:
             raise ValueError("max_tries must be >= 1")
+        if not (timeout > 0 and deadline > 0):
+            raise InputError(f"timeout and deadline must be > 0 s (got {timeout}, {deadline})")
         self.timeout = timeout
+        self.deadline = deadline
         self.max_tries = max_tries
         self.backoff = backoff
         self.max_backoff = max_backoff
@@ -143,7 +220,6 @@ class EUtils:
             self.cache = ResponseCache(default_cache_dir())
         else:
             self.cache = cache or None
-        self._opener = build_opener()
         self._user_agent = f"{tool}/{__version__} (ebm E-utilities client)"
         self._count_lock = threading.Lock()
         self.requests_sent = 0  # HTTP requests actually sent (cache hits excluded)
@@ -309,16 +385,31 @@ class EUtils:
             cached = self.cache.get(url, sent)
             if cached is not None:
                 return cached
+        started = time.monotonic()
+        end, binding = started + self.deadline, f"the request's deadline of {self.deadline:g} s"
+        question = current_deadline()
+        if question is not None and question.end < end:
+            end, binding = question.end, f"the question's deadline of {question.seconds:g} s"
+        out_of_time = DeadlineExceeded if question is not None and end == question.end else SourceUnavailable
         last = "no attempt"
         for attempt in range(1, self.max_tries + 1):
             self.limiter.acquire()
             retry_after: float | None = None
             try:
-                body = self._send(url, encoded, post)
+                if end - time.monotonic() <= 0:
+                    raise _OutOfTime
+                body = self._send(url, encoded, post, end)
                 if xml:
                     _check_xml(body, root)
             except _Retryable as exc:
                 last, retry_after = self._redact(str(exc)), exc.retry_after
+            except _OutOfTime:
+                raise out_of_time(
+                    f"{what} failed at {url}: no complete answer within {binding} "
+                    f"({attempt} tr{'y' if attempt == 1 else 'ies'}; last failure: {last})"
+                ) from None
+            except _Unreachable as exc:
+                raise SourceUnavailable(f"{what} failed at {url}: {self._redact(str(exc))}") from None
             except _NcbiError as exc:
                 raise ServiceError(f"{what} failed at {url}: {self._redact(str(exc))}") from None
             else:
@@ -335,17 +426,24 @@ class EUtils:
                         f"(more than {self.max_retry_after:.0f} s); last failure: {last}"
                     )
                 delay = max(delay, retry_after)
+            if time.monotonic() + delay >= end:  # the pause alone would pass the deadline
+                raise out_of_time(
+                    f"{what} failed at {url}: no complete answer within {binding} "
+                    f"({attempt} tr{'y' if attempt == 1 else 'ies'}; last failure: {last})"
+                )
             log.warning(
                 "%s: try %d/%d failed (%s); retrying in %.2f s", what, attempt, self.max_tries, last, delay
             )
             time.sleep(delay)
-        raise ServiceError(f"{what} failed at {url} after {self.max_tries} tries; last failure: {last}")
+        # Retries spent on a failing server: the next query would meet the same server.
+        raise SourceUnavailable(f"{what} failed at {url} after {self.max_tries} tries; last failure: {last}")
 
     def _redact(self, message: str) -> str:
         # NCBI's 429 body echoes the API key ("api-key": ...): keep it out of messages and logs.
         return message.replace(self.api_key, "<api_key>") if self.api_key else message
 
-    def _send(self, url: str, encoded: str, post: bool) -> bytes:
+    def _send(self, url: str, encoded: str, post: bool, end: float) -> bytes:
+        """One try; ``end`` (``time.monotonic()``) is when it is abandoned whatever it is doing."""
         headers = {"User-Agent": self._user_agent}
         if post:
             request = Request(url, data=encoded.encode(), method="POST", headers=headers)
@@ -353,25 +451,50 @@ class EUtils:
             request = Request(f"{url}?{encoded}", method="GET", headers=headers)
         with self._count_lock:
             self.requests_sent += 1
+        watch = _Watch()
+        opener: OpenerDirector = build_opener(_WatchedHTTP(watch), _WatchedHTTPS(watch))
+        left = end - time.monotonic()
+        timer = threading.Timer(max(left, 0.0), watch.fire)
+        timer.daemon = True
+        timer.start()
         try:
-            with self._opener.open(request, timeout=self.timeout) as response:
-                return response.read()
+            with opener.open(request, timeout=max(min(self.timeout, left), 0.001)) as response:
+                body: bytes = response.read()
         except HTTPError as exc:
             status = exc.code
-            detail = _error_detail(exc)
+            detail = "" if watch.fired else _error_detail(exc)
             if status == 429 or 500 <= status < 600:
                 raise _Retryable(f"HTTP {status} {exc.reason}{detail}", _retry_after(exc.headers)) from None
             raise _NcbiError(f"HTTP {status} {exc.reason}{detail}") from None
         except TimeoutError:
+            if watch.fired or time.monotonic() >= end:
+                raise _OutOfTime from None
             raise _Retryable(f"no response within {self.timeout:g} s (timeout)") from None
         except URLError as exc:
             reason = exc.reason
+            if watch.fired or time.monotonic() >= end:
+                raise _OutOfTime from None
             if isinstance(reason, TimeoutError):
                 raise _Retryable(f"no response within {self.timeout:g} s (timeout)") from None
+            if isinstance(reason, ConnectionRefusedError | socket.gaierror) or (
+                isinstance(reason, OSError) and reason.errno in _UNREACHABLE
+            ):
+                raise _Unreachable(f"cannot connect: {reason}") from None
             raise _Retryable(f"connection failed: {reason}") from None
         except (http.client.HTTPException, OSError) as exc:
+            if watch.fired:
+                raise _OutOfTime from None
             # IncompleteRead (body shorter than Content-Length), RemoteDisconnected, resets.
             raise _Retryable(f"connection broken: {type(exc).__name__}: {exc}") from None
+        finally:
+            timer.cancel()
+        if watch.fired:  # the body ended because the deadline shut the socket
+            raise _OutOfTime
+        return body
+
+
+# errno values meaning nothing can be reached at that address (no route, network down).
+_UNREACHABLE = frozenset({101, 113})  # ENETUNREACH, EHOSTUNREACH
 
 
 class _NcbiError(Exception):
