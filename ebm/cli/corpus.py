@@ -13,14 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 from ebm.errors import EbmError, InputError
 from ebm.store.default import open_store
-from ebm.store.sqlite import BATCH_SIZE, IngestReport
+from ebm.store.ingest import CHUNK_SIZE, IngestSummary
+from ebm.store.sqlite import IngestReport
 
 XML_SUFFIXES = (".xml", ".xml.gz")
+NBIB_SUFFIXES = (".nbib", ".nbib.gz")  # MEDLINE text format (PubMed "Save -> PubMed format")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,14 +38,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ingest",
         parents=[db],
-        help="add PubMed XML files (plain or .gz) to the store",
-        description="Add PubMed/MEDLINE XML files (PubmedArticleSet or MedlineCitationSet, plain or "
-        "gzip) to the store. A PMID already stored is replaced; DeleteCitation blocks remove PMIDs. "
-        "One transaction per batch: an interrupted ingest keeps every batch committed before it.",
+        help="add PubMed XML files (plain or .gz) or MEDLINE text exports (.nbib) to the store",
+        description="Add PubMed/MEDLINE XML files (PubmedArticleSet or MedlineCitationSet: baseline and "
+        "update files, efetch output; plain or gzip) or MEDLINE text-format exports (.nbib, PubMed's "
+        "'Save -> PubMed format') to the store. Files are parsed in parallel worker processes; one "
+        "transaction per batch. A PMID already stored is replaced by the later file's record; "
+        "DeleteCitation blocks remove PMIDs. Each file is recorded once ingested whole: running the "
+        "same files again skips them, and an interrupted ingest resumes when run again. A PubMed file "
+        "older than the newest one ingested is reported and skipped (--allow-older applies it).",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="XML file, or a directory of *.xml / *.xml.gz")
     p.add_argument(
-        "--batch-size", type=int, default=BATCH_SIZE, help=f"citations per transaction ({BATCH_SIZE})"
+        "paths", nargs="+", metavar="PATH",
+        help="XML or .nbib file, or a directory of *.xml, *.xml.gz, *.nbib, *.nbib.gz",
+    )  # fmt: skip
+    p.add_argument(
+        "--batch-size", type=int, default=CHUNK_SIZE, help=f"citations per transaction ({CHUNK_SIZE})"
+    )
+    p.add_argument("--workers", type=int, help="parsing processes (default: one per CPU; 0: none)")
+    p.add_argument(
+        "--allow-older", action="store_true", help="apply PubMed files older than the newest ingested"
     )
     p.set_defaults(func=run_ingest)
 
@@ -73,9 +85,10 @@ def _xml_files(paths: list[str]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(XML_SUFFIXES))
+            suffixes = XML_SUFFIXES + NBIB_SUFFIXES
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(suffixes))
             if not found:
-                raise InputError(f"{path}: no *.xml or *.xml.gz files in this directory")
+                raise InputError(f"{path}: no *.xml, *.xml.gz, *.nbib or *.nbib.gz files in this directory")
             files.extend(found)
         elif path.is_file():
             files.append(path)
@@ -87,20 +100,22 @@ def _xml_files(paths: list[str]) -> list[Path]:
 def run_ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from ebm.medline.reader import read_records
+    from ebm.store.ingest import IngestSummary, ingest_files
 
     files = _xml_files(args.paths)
     store = open_store(args.db, create=True)
-    report = IngestReport()
+    report = IngestSummary()
     with store, tqdm(unit=" citations", desc="ingest", file=sys.stderr, disable=None) as bar:
 
-        def records() -> Iterator:
-            for path in files:
-                bar.set_postfix_str(path.name)
-                yield from read_records(path)
+        def progress(n: int, name: str) -> None:
+            bar.set_postfix_str(name, refresh=False)
+            bar.update(n)
 
         try:
-            store.ingest(records(), batch_size=args.batch_size, report=report, on_batch=bar.update)
+            ingest_files(
+                store, files, workers=args.workers, chunk_size=args.batch_size,
+                allow_older=args.allow_older, summary=report, on_chunk=progress,
+            )  # fmt: skip
         except EbmError as exc:
             bar.close()
             raise type(exc)(
@@ -114,14 +129,23 @@ def run_ingest(args: argparse.Namespace) -> int:
             )
             raise
         total = len(store)
+    if report.skipped:
+        print(f"ebm: already ingested, skipped: {', '.join(report.skipped)}", file=sys.stderr)
+    if report.older:
+        done = "applied (--allow-older)" if args.allow_older else "skipped (--allow-older applies them)"
+        print(
+            f"ebm: older than the newest PubMed file in the store, {done}: {', '.join(report.older)}",
+            file=sys.stderr,
+        )
     print(
-        f"{_summary(report, store.path)} from {len(files)} file(s); the store holds {total:,} citations",
+        f"{_summary(report, store.path)} from {len(report.files)} file(s); "
+        f"the store holds {total:,} citations",
         file=sys.stderr,
     )
     return 0
 
 
-def _summary(report: IngestReport, path: Path) -> str:
+def _summary(report: IngestReport | IngestSummary, path: Path) -> str:
     text = f"stored {report.stored:,} citations in {path} ({report.added:,} new, {report.replaced:,} replaced"
     if report.deleted:
         text += f", {report.deleted:,} deleted"

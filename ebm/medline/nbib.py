@@ -88,6 +88,9 @@ def read_nbib(
 
 def _open(source: Source, name: str | None) -> tuple[str, str | None, Iterator[str]]:
     """(label for messages, Citation.source, decoded lines)."""
+    label: str
+    source_name: str | None
+    data: bytes
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         label, source_name = name or str(path), name or path.name

@@ -155,6 +155,32 @@ class StoreStats:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class FileRecord:
+    """A distribution file ingested whole (``ebm.store.ingest``): written in the transaction of its
+    last batch, so a file is either recorded and complete or not recorded and ingested again."""
+
+    name: str
+    sha256: str
+    citations: int  # citation records read from the file
+    deleted: int  # PMIDs its DeleteCitation blocks removed from the store
+    ingested_at: str  # UTC, ISO 8601
+    seq: str | None = None  # PubMed file sequence ("26n1335"), for the order of baseline/update files
+
+
+_FILES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ingested_files(
+    sha256 TEXT PRIMARY KEY, name TEXT NOT NULL, citations INTEGER NOT NULL, deleted INTEGER NOT NULL,
+    ingested_at TEXT NOT NULL, seq TEXT)
+"""
+
+# A citation prepared for ``MedlineStore.write_prepared`` in another process: the citations row
+# (``_citation_row``), its headings (ui, name, main theme, descriptor starred, qualifiers as
+# (ui, name, starred)) and its publication types (ui, name). Plain tuples: cheap to pickle.
+PreparedHeading = tuple[str | None, str, int, int, tuple[tuple[str | None, str, int], ...]]
+PreparedCitation = tuple[tuple[Any, ...], tuple[PreparedHeading, ...], tuple[tuple[str | None, str], ...]]
+
+
 class MedlineStore:
     """A SQLite MEDLINE store; implements ``ebm.source.CitationSource``.
 
@@ -408,6 +434,99 @@ class MedlineStore:
             self._vocab[key] = vid
         return vid
 
+    # -------------------------------------------------------------- prepared batches, file records
+
+    def write_prepared(
+        self,
+        ops: Sequence[tuple[str, Any]],
+        *,
+        file_record: FileRecord | None = None,
+    ) -> tuple[int, int, int]:
+        """Apply ``("rows", [PreparedCitation...])`` and ``("delete", [pmid...])`` operations in
+        order, in ONE transaction, with ``file_record`` if given; (added, replaced, deleted).
+
+        Used by ``ebm.store.ingest``, whose worker processes build the rows (``prepare_citation``);
+        a PMID given twice in one ``rows`` operation keeps its last record.
+        """
+        added = replaced = deleted = 0
+        with self._lock:
+            try:
+                with self._transaction():
+                    if file_record is not None:
+                        self._db.execute(_FILES_SCHEMA)  # execute, not executescript: that would COMMIT
+                    for kind, payload in ops:
+                        if kind == "delete":
+                            deleted += self._delete(json.dumps([str(p) for p in payload]))
+                            continue
+                        items = list({item[0][0]: item for item in payload}.values())
+                        if not items:
+                            continue
+                        n = self._insert_prepared(items)
+                        replaced += n
+                        added += len(items) - n
+                    if file_record is not None:
+                        self._db.execute(
+                            "INSERT OR REPLACE INTO ingested_files VALUES (?,?,?,?,?,?)",
+                            (file_record.sha256, file_record.name, file_record.citations,
+                             file_record.deleted + deleted, file_record.ingested_at, file_record.seq),
+                        )  # fmt: skip
+            except BaseException as exc:
+                self._vocab = None  # ids added in the rolled-back transaction are gone
+                if isinstance(exc, sqlite3.Error):
+                    raise DataError(
+                        f"{self.path}: storing a batch failed ({exc}); it was rolled back"
+                    ) from exc
+                raise
+        return added, replaced, deleted
+
+    def _insert_prepared(self, items: list[PreparedCitation]) -> int:
+        db = self._db
+        replaced = self._delete(json.dumps([item[0][0] for item in items]))
+        next_id = db.execute("SELECT coalesce(max(id), 0) + 1 FROM citations").fetchone()[0]
+        next_heading = db.execute("SELECT coalesce(max(rowid), 0) + 1 FROM headings").fetchone()[0]
+        headings: list[tuple[int, ...]] = []
+        qualifiers: list[tuple[int, ...]] = []
+        pubtypes: list[tuple[int, int]] = []
+        vid = self._vid
+        for cid, (_, item_headings, item_pubtypes) in enumerate(items, next_id):
+            for ui, name, is_major, major, quals in item_headings:
+                headings.append((next_heading, cid, vid("D", ui or _heading_ui(name), name), is_major, major))
+                qualifiers.extend(
+                    (next_heading, cid, vid("Q", qui, qname), qmajor) for qui, qname, qmajor in quals
+                )
+                next_heading += 1
+            pubtypes.extend((cid, vid("P", ui or _heading_ui(name), name)) for ui, name in item_pubtypes)
+        numbered = [(cid, *item[0]) for cid, item in enumerate(items, next_id)]
+        db.executemany(
+            "INSERT INTO citations(id, pmid, year, sort_date, language, has_abstract, has_mesh, has_pt,"
+            " source, title, abstract, mesh, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            numbered,
+        )
+        db.executemany(
+            "INSERT INTO text_fts(rowid, title, abstract) VALUES (?,?,?)",
+            [(r[0], r[-4], r[-3]) for r in numbered],
+        )
+        db.executemany(
+            "INSERT INTO word_fts(rowid, title, abstract, mesh) VALUES (?,?,?,?)",
+            [(r[0], r[-4], r[-3], r[-2]) for r in numbered],
+        )
+        db.executemany(
+            "INSERT INTO headings(rowid, cid, vid, major, descriptor_major) VALUES (?,?,?,?,?)", headings
+        )
+        db.executemany("INSERT INTO qualifiers VALUES (?,?,?,?)", qualifiers)
+        db.executemany("INSERT INTO pubtypes VALUES (?,?)", pubtypes)
+        return replaced
+
+    def file_records(self) -> list[FileRecord]:
+        """The distribution files ingested whole, oldest first."""
+        with self._lock:
+            self._db.execute(_FILES_SCHEMA)
+            rows = self._db.execute(
+                "SELECT name, sha256, citations, deleted, ingested_at, seq FROM ingested_files"
+                " ORDER BY ingested_at, rowid"
+            ).fetchall()
+        return [FileRecord(*r) for r in rows]
+
     # -------------------------------------------------------------- reading
 
     def __len__(self) -> int:
@@ -608,6 +727,16 @@ def indexed_abstract(c: Citation) -> str:
     """The abstract as indexed: sections with their printed labels ("RESULTS: ..."), as the
     benchmark pools (../shared/data/bench) were indexed; '' when there is none."""
     return "\n\n".join(f"{s.label}: {s.text}" if s.label else s.text for s in c.abstract or ())
+
+
+def prepare_citation(c: Citation) -> PreparedCitation:
+    """What ``MedlineStore.write_prepared`` stores for ``c``, built where the record was parsed."""
+    headings = tuple(
+        (h.descriptor_ui, h.descriptor_name, int(h.is_major), int(h.major),
+         tuple((q.ui, q.name, int(q.major)) for q in h.qualifiers))
+        for h in c.mesh_headings or ()
+    )  # fmt: skip
+    return _citation_row(c), headings, tuple((p.ui, p.name) for p in c.publication_types or ())
 
 
 def _citation_row(c: Citation) -> tuple[Any, ...]:
