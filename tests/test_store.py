@@ -279,6 +279,63 @@ def test_boolean_operators_left_to_right_and_title_field(
     assert titled < asthma and all_hits(store, "asthma[ti]") == titled
 
 
+def test_large_queries_run_and_match_the_citations(store: MedlineStore, bundled: list[Citation]) -> None:
+    """600 ORed words, 600 ORed headings, 985 ANDed words, 150 levels of nesting (issue 12:
+    RecursionError and SQLite's 500-term compound limit before)."""
+    words = sorted({w for c in bundled[:400] for w in title_words(c) if w.isalpha() and len(w) > 3})[:600]
+    assert len(words) == 600
+    stems = {stem(w) for w in words}  # one-word terms: a set test is the phrase test
+
+    def tiab(c: Citation) -> bool:
+        return not stems.isdisjoint(stemmed(c)[0]) or not stems.isdisjoint(stemmed(c)[1])
+
+    assert all_hits(store, " OR ".join(f"{w}[tiab]" for w in words)) == matching(bundled, tiab)
+    tw = matching(bundled, lambda c: tiab(c) or any(not stems.isdisjoint(n) for n in stemmed(c)[2]))
+    assert all_hits(store, " OR ".join(words)) == tw
+    names = sorted({h.descriptor_name for c in bundled[:500] for h in c.mesh_headings or ()})
+    names = [n for n in names if mesh().by_name(n)][:600]
+    assert len(names) == 600
+    uis = set().union(*(mesh().explode(mesh().by_name(n).ui) for n in names))
+    by_heading = matching(
+        bundled,
+        lambda c: any(ui_of(h.descriptor_ui, h.descriptor_name) in uis for h in c.mesh_headings or ()),
+    )
+    assert all_hits(store, " OR ".join(f'"{n}"[mh]' for n in names)) == by_heading
+    assert all_hits(store, " AND ".join(["fever[tiab]"] * 985)) == matching(
+        bundled, lambda c: in_tiab(c, "fever")
+    )
+    # 150 levels of alternating operators: w0 AND (w1 OR (w2 AND ...)), checked level by level
+    tw_set = matching(bundled, lambda c: in_tw(c, "asthma"))
+    query, expected = "asthma", tw_set
+    cycle = ["children", "wheezing", "fever", "cough"]
+    sets = {w: matching(bundled, lambda c, w=w: in_tw(c, w)) for w in cycle}
+    for i in range(150):
+        w, op = cycle[i % 4], ("AND", "OR")[i % 2]
+        query = f"{w} {op} ({query})"
+        expected = sets[w] & expected if op == "AND" else sets[w] | expected
+    assert tw_set and all_hits(store, query) == expected
+    assert all_hits(store, "(" * 2000 + "asthma" + ")" * 2000) == tw_set  # brackets around one term
+
+
+def test_query_limits_are_one_line_errors(store: MedlineStore) -> None:
+    deep = "asthma"
+    for i in range(1000):
+        deep = f"w{i} {('AND', 'OR')[i % 2]} ({deep})"
+    with pytest.raises(InputError, match=r"^query nests 1000 levels .* at most 200$"):
+        store.search_hits(deep)
+    with pytest.raises(InputError, match=r"^query has 10,001 terms; the local store takes at most 10,000$"):
+        store.search_hits(" OR ".join(["asthma"] * 10_001))
+
+
+def test_not_excludes_every_later_item(store: MedlineStore, bundled: list[Citation]) -> None:
+    sets = {w: matching(bundled, lambda c, w=w: in_tw(c, w)) for w in ("asthma", "children", "wheezing")}
+    want = sets["asthma"] - sets["children"] - sets["wheezing"]
+    assert want and all_hits(store, "asthma NOT children NOT wheezing") == want
+    assert all_hits(store, "asthma NOT (children NOT wheezing)") == sets["asthma"] - (
+        sets["children"] - sets["wheezing"]
+    )
+
+
 def test_truncation_takes_every_word_starting_with_the_prefix(
     store: MedlineStore, bundled: list[Citation]
 ) -> None:

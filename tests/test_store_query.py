@@ -12,17 +12,21 @@ from ebm.store.query import BoolOp, Term, parse, translate
 
 
 def show(node: object) -> str:
-    """A compact rendering of a syntax tree: (op left right) / text[field]."""
+    """A compact rendering of a syntax tree: (op item item ...) / text[field]."""
     if isinstance(node, Term):
         return f"{node.text}[{node.field}{'' if node.explode else ':noexp'}]"
     assert isinstance(node, BoolOp)
-    return f"({node.op} {show(node.left)} {show(node.right)})"
+    return f"({node.op} {' '.join(show(x) for x in node.items)})"
 
 
 def test_operators_apply_left_to_right_like_pubmed() -> None:
     assert show(parse("a OR b AND c")) == "(AND (OR a[tw] b[tw]) c[tw])"
     assert show(parse("a OR (b AND c)")) == "(OR a[tw] (AND b[tw] c[tw]))"
     assert show(parse("a NOT b OR c")) == "(OR (NOT a[tw] b[tw]) c[tw])"
+    # a chain of one operator is one node; NOT's later items are all excluded
+    assert show(parse("a OR b OR (c OR d)")) == "(OR a[tw] b[tw] c[tw] d[tw])"
+    assert show(parse("a NOT b NOT c")) == "(NOT a[tw] b[tw] c[tw])"
+    assert show(parse("a NOT (b NOT c)")) == "(NOT a[tw] (NOT b[tw] c[tw]))"
 
 
 def test_adjacent_terms_are_anded_and_and_not_means_not() -> None:
@@ -32,7 +36,7 @@ def test_adjacent_terms_are_anded_and_and_not_means_not() -> None:
 
 def test_unquoted_words_before_a_tag_form_one_term() -> None:
     node = parse("randomized controlled trial[Publication Type] AND acute appendicitis")
-    assert show(node) == "(AND (AND randomized controlled trial[pt] acute[tw]) appendicitis[tw])"
+    assert show(node) == "(AND randomized controlled trial[pt] acute[tw] appendicitis[tw])"
 
 
 def test_quoted_phrase_takes_the_tag_and_words_before_it_stay_untagged() -> None:
@@ -51,8 +55,8 @@ def test_long_and_short_field_tags() -> None:
             fields.append(n.field + ("" if n.explode else ":noexp"))
         else:
             assert isinstance(n, BoolOp)
-            walk(n.left)
-            walk(n.right)
+            for x in n.items:
+                walk(x)
 
     walk(node)
     assert fields == ["tiab", "mh", "mh:noexp", "tw", "majr", "pt", "la", "dp", "pmid", "sb", "ti", "sh"]
@@ -66,7 +70,7 @@ def test_the_clinical_queries_filters_translate(shared) -> None:
     assert len(filters) == 10
     for f in filters:
         q = translate(f)
-        assert q.sql.startswith("SELECT")
+        assert q.sql.startswith(("SELECT", "WITH"))
 
 
 @pytest.mark.parametrize(

@@ -35,60 +35,15 @@ from functools import cache
 
 from ebm.errors import InputError
 from ebm.mesh import Descriptor, mesh
+from ebm.query_syntax import BoolOp, Node, Term, parse
+
+__all__ = ["BoolOp", "Node", "SqlQuery", "Term", "parse", "translate"]
 
 MIN_PREFIX = 4  # PubMed wants at least four characters before a truncation '*'
 
 # ---------------------------------------------------------------------------- field tags
 
 TEXT_FIELDS = ("ti", "tiab", "tw")
-
-
-@dataclass(frozen=True)
-class FieldTag:
-    name: str  # canonical: ti, tiab, tw, mh, majr, sh, pt, la, dp, sb, pmid
-    explode: bool = True
-
-
-def _tags() -> dict[str, FieldTag]:
-    table: dict[str, FieldTag] = {}
-
-    def add(name: str, *aliases: str, noexp: bool = False) -> None:
-        for alias in (name, *aliases):
-            table[alias] = FieldTag(name)
-            if noexp:
-                table[alias + ":noexp"] = FieldTag(name, explode=False)
-
-    add("ti", "title")
-    add("tiab", "titleabstract")
-    add("tw", "textword", "textwords", "all", "allfields")
-    add("mh", "mesh", "meshterms", "meshterm", "meshheading", "meshheadings", noexp=True)
-    add("majr", "meshmajortopic", "majortopic", noexp=True)
-    add("sh", "subheading", "meshsubheading", noexp=True)
-    add("pt", "publicationtype", "ptyp", noexp=True)
-    add("la", "lang", "language")
-    add("dp", "pdat", "publicationdate", "dateofpublication")
-    add("sb", "filter", "subset", "text")
-    add("pmid", "uid", "pubmedid")
-    return table
-
-
-FIELD_TAGS = _tags()
-SUPPORTED_TAGS = (
-    "[ti] [tiab] [tw] [all] [mh] [mh:noexp] [majr] [majr:noexp] [sh] [pt] [pt:noexp] [la] [dp] [pmid] [sb]"
-)
-
-
-def field_tag(tag: str, pos: int) -> FieldTag:
-    """The field named by a tag as written (``Title/Abstract``, ``MeSH:noexp``, ``tiab``)."""
-    key = re.sub(r"[\s/_\-]", "", tag.casefold())
-    found = FIELD_TAGS.get(key)
-    if found is None:
-        raise InputError(
-            f"field tag [{tag}] at position {pos + 1} is not supported by the local store "
-            f"(supported: {SUPPORTED_TAGS})"
-        )
-    return found
-
 
 # MEDLINE language codes (ISO 639-2/B as NLM uses them) and their English names.
 LANGUAGES: dict[str, str] = {
@@ -106,197 +61,6 @@ LANGUAGES: dict[str, str] = {
     "ukr": "ukrainian", "und": "undetermined", "urd": "urdu", "vie": "vietnamese", "wel": "welsh",
 }  # fmt: skip
 _LANGUAGE_BY_NAME = {name: code for code, name in LANGUAGES.items()}
-
-# ---------------------------------------------------------------------------- syntax tree
-
-
-@dataclass(frozen=True)
-class Term:
-    """One search term with its field; ``pos`` is its 0-based offset in the query."""
-
-    text: str
-    field: str
-    pos: int
-    quoted: bool = False
-    explode: bool = True
-    tag: str | None = None  # the tag as written, None when untagged
-
-
-@dataclass(frozen=True)
-class BoolOp:
-    op: str  # AND, OR, NOT
-    left: Node
-    right: Node
-    pos: int  # of the operator (of the right operand for an implicit AND)
-
-
-Node = Term | BoolOp
-
-
-@dataclass(frozen=True)
-class _Token:
-    kind: str  # word, phrase, tag, op, lparen, rparen
-    text: str
-    pos: int
-
-
-def _tokens(query: str) -> list[_Token]:
-    out: list[_Token] = []
-    i, n = 0, len(query)
-    while i < n:
-        ch = query[i]
-        if ch.isspace():
-            i += 1
-        elif ch == "(":
-            out.append(_Token("lparen", ch, i))
-            i += 1
-        elif ch == ")":
-            out.append(_Token("rparen", ch, i))
-            i += 1
-        elif ch == '"':
-            end = query.find('"', i + 1)
-            if end < 0:
-                raise InputError(f"unterminated quote at position {i + 1}: add the closing '\"'")
-            out.append(_Token("phrase", query[i + 1 : end], i))
-            i = end + 1
-        elif ch == "[":
-            end = query.find("]", i + 1)
-            if end < 0:
-                raise InputError(f"field tag '[' at position {i + 1} is never closed with ']'")
-            out.append(_Token("tag", query[i + 1 : end].strip(), i))
-            i = end + 1
-        elif ch == "]":
-            raise InputError(f"']' at position {i + 1} has no matching '['")
-        else:
-            j = i
-            while j < n and not query[j].isspace() and query[j] not in '()"[]':
-                j += 1
-            word = query[i:j]
-            out.append(_Token("op" if word in ("AND", "OR", "NOT") else "word", word, i))
-            i = j
-    return out
-
-
-def _terms(tokens: list[_Token]) -> list[_Token | Term]:
-    """Attach field tags to the term before them; a run of bare words before a tag is one term."""
-    out: list[_Token | Term] = []
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.kind == "tag":
-            raise InputError(f"field tag [{tok.text}] at position {tok.pos + 1} has no term before it")
-        if tok.kind == "phrase":
-            tag = tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1].kind == "tag" else None
-            out.append(_make_term(tok.text, tok.pos, quoted=True, tag=tag))
-            i += 2 if tag else 1
-        elif tok.kind == "word":
-            j = i
-            while j < len(tokens) and tokens[j].kind == "word":
-                j += 1
-            if j < len(tokens) and tokens[j].kind == "tag":
-                text = " ".join(t.text for t in tokens[i:j])
-                out.append(_make_term(text, tok.pos, quoted=False, tag=tokens[j]))
-                i = j + 1
-            else:
-                out.extend(_make_term(t.text, t.pos, quoted=False, tag=None) for t in tokens[i:j])
-                i = j
-        else:
-            out.append(tok)
-            i += 1
-    return out
-
-
-def _make_term(text: str, pos: int, *, quoted: bool, tag: _Token | None) -> Term:
-    if tag is None:
-        if not quoted and text.casefold() == "hasabstract":
-            return Term(text, "sb", pos)
-        return Term(text, "tw", pos, quoted=quoted)
-    ft = field_tag(tag.text, tag.pos)
-    return Term(text.strip(), ft.name, pos, quoted=quoted, explode=ft.explode, tag=tag.text)
-
-
-def parse(query: str) -> Node:
-    """The syntax tree of a PubMed-style query; ``InputError`` names what is wrong and where."""
-    if not query.strip():
-        raise InputError("empty query")
-    items = _terms(_tokens(query))
-    parser = _Parser(items)
-    node = parser.expr()
-    if parser.i < len(items):  # only a stray ')' stops expr() early
-        tok = items[parser.i]
-        assert isinstance(tok, _Token)
-        raise InputError(f"')' at position {tok.pos + 1} has no matching '('")
-    return node
-
-
-class _Parser:
-    """PubMed grammar: operators of equal precedence, applied left to right."""
-
-    def __init__(self, items: list[_Token | Term]) -> None:
-        self.items = items
-        self.i = 0
-
-    def peek(self) -> _Token | Term | None:
-        return self.items[self.i] if self.i < len(self.items) else None
-
-    def expr(self) -> Node:
-        left = self.unit(after=None)
-        while True:
-            item = self.peek()
-            if item is None or (isinstance(item, _Token) and item.kind == "rparen"):
-                return left
-            if isinstance(item, _Token) and item.kind == "op":
-                self.i += 1
-                op, pos = item.text, item.pos
-                nxt = self.peek()
-                # "a AND NOT b" is read as "a NOT b", which is what people mean by it
-                if op == "AND" and isinstance(nxt, _Token) and nxt.kind == "op" and nxt.text == "NOT":
-                    self.i += 1
-                    op, item = "NOT", nxt
-                right = self.unit(after=item)
-            else:
-                op, pos = "AND", _pos(item)
-                right = self.unit(after=None)
-            left = BoolOp(op, left, right, pos)
-
-    def unit(self, after: _Token | None) -> Node:
-        item = self.peek()
-        if item is None:
-            if after is not None:
-                raise InputError(f"operator {after.text} at position {after.pos + 1} has no term after it")
-            raise InputError("query ends where a term was expected")
-        if isinstance(item, Term):
-            self.i += 1
-            return item
-        if item.kind == "lparen":
-            self.i += 1
-            nxt = self.peek()
-            if isinstance(nxt, _Token) and nxt.kind == "rparen":
-                raise InputError(f"empty parentheses at position {item.pos + 1}")
-            if nxt is None:
-                raise InputError(f"'(' at position {item.pos + 1} is never closed")
-            node = self.expr()
-            close = self.peek()
-            if close is None:
-                raise InputError(f"'(' at position {item.pos + 1} is never closed")
-            self.i += 1
-            return node
-        if item.kind == "op":
-            if after is not None:
-                raise InputError(
-                    f"operator {after.text} at position {after.pos + 1} is followed by operator "
-                    f"{item.text} at position {item.pos + 1}"
-                )
-            raise InputError(f"operator {item.text} at position {item.pos + 1} has no term before it")
-        # a ')' where a term should be
-        if after is not None:
-            raise InputError(f"operator {after.text} at position {after.pos + 1} has no term after it")
-        raise InputError(f"')' at position {item.pos + 1} has no matching '('")
-
-
-def _pos(item: _Token | Term | None) -> int:
-    return item.pos if item is not None else 0
-
 
 # ---------------------------------------------------------------------------- translation
 
@@ -318,6 +82,8 @@ class _Compiled:
     text: str
     rank: list[str] = field(default_factory=list)
     op: str | None = None  # the Boolean operator at the top, None for a term
+    # a full-text term as (FTS table, MATCH expression) pairs whose union it is; None otherwise
+    fts: list[tuple[str, str]] | None = None
 
 
 # known(kind, name): does the store hold a MeSH heading (kind "heading") or publication type
@@ -328,37 +94,59 @@ NameLookup = Callable[[str, str], bool]
 def translate(query: str, known: NameLookup | None = None) -> SqlQuery:
     """Parse ``query`` and translate it for the store (``known`` as above)."""
     node = parse(query)
-    c = _Translator(known or (lambda _kind, _name: False)).node(node)
+    tr = _Translator(known or (lambda _kind, _name: False))
+    c = tr.node(node)
     rank = " OR ".join(f"({r})" for r in c.rank) or None
-    return SqlQuery(c.sql, tuple(c.params), rank, c.text)
+    if not tr.ctes:
+        return SqlQuery(c.sql, tuple(c.params), rank, c.text)
+    # each Boolean node is a named CTE over the earlier ones: the SQL text stays flat however
+    # deep the query nests (nested subqueries overflow SQLite's parser stack at ~8 levels)
+    with_ = ", ".join(f"{name}(id) AS ({sql})" for name, sql, _ in tr.ctes)
+    params = [p for _, _, ps in tr.ctes for p in ps] + c.params
+    return SqlQuery(f"WITH {with_} {c.sql}", tuple(params), rank, c.text)
 
 
 class _Translator:
     def __init__(self, known: NameLookup) -> None:
         self.known = known
+        self.ctes: list[tuple[str, str, list[object]]] = []  # (name, sql, params), in order
+
+    def cte(self, sql: str, params: list[object]) -> str:
+        name = f"q{len(self.ctes) + 1}"
+        self.ctes.append((name, sql, params))
+        return f"SELECT id FROM {name}"
 
     def node(self, node: Node, positive: bool = True) -> _Compiled:
+        """Recursive over the tree's depth only, which ``parse`` bounds (``MAX_DEPTH``)."""
         if isinstance(node, Term):
             c = self.term(node)
             if not positive:
                 c.rank = []
             return c
-        left = self.node(node.left, positive=positive)
-        right = self.node(node.right, positive=positive and node.op != "NOT")
-        sql_op = {"AND": "INTERSECT", "OR": "UNION", "NOT": "EXCEPT"}[node.op]
-        # shown left to right as PubMed reads it; parentheses where the operator changes
-        left_text = left.text if left.op in (None, node.op) else f"({left.text})"
-        right_text = right.text if right.op is None else f"({right.text})"
-        # SQLite applies compound operators left to right, as PubMed applies Boolean ones, so
-        # the left operand goes in unwrapped: a long chain stays flat instead of nesting (deep
-        # nesting overflows SQLite's parser stack at about 40 terms)
-        return _Compiled(
-            f"{left.sql} {sql_op} SELECT id FROM ({right.sql})",
-            left.params + right.params,
-            f"{left_text} {node.op} {right_text}",
-            left.rank + right.rank,
-            node.op,
+        if node.op == "NOT":  # the first item without any of the others
+            include = self.node(node.items[0], positive)
+            rest = [self.node(x, False) for x in node.items[1:]]
+            exclude, params = _compound("UNION", _merged_fts(rest, "OR"))
+            # shown left to right as PubMed reads it; parentheses where the operator changes
+            first = include.text if include.op in (None, "NOT") else f"({include.text})"
+            return _Compiled(
+                self.cte(
+                    f"SELECT id FROM ({include.sql}) EXCEPT SELECT id FROM ({exclude})",
+                    include.params + params,
+                ),
+                [],
+                " NOT ".join([first, *(_shown(r) for r in rest)]),
+                include.rank,
+                "NOT",
+            )
+        parts = [self.node(x, positive) for x in node.items]
+        text = f" {node.op} ".join(
+            p.text if i == 0 and p.op in (None, node.op) else _shown(p) for i, p in enumerate(parts)
         )
+        rank = [r for p in parts for r in p.rank]
+        selects = _merged_fts(parts, node.op)
+        sql, params = _compound({"AND": "INTERSECT", "OR": "UNION"}[node.op], selects)
+        return _Compiled(self.cte(sql, params), [], text, rank, node.op)
 
     def term(self, t: Term) -> _Compiled:
         if t.field in TEXT_FIELDS:
@@ -377,6 +165,7 @@ class _Translator:
         if "*" in qualifier:
             raise InputError(f"wildcard in subheading {t.text!r} at position {t.pos + 1} is not supported")
         uis, shown = self.descriptors(t, descriptor_text)
+        params: list[object]
         if uis is None:  # a name the store knows but MeSH 2024 does not
             vids, params = "SELECT id FROM vocab WHERE kind = 'D' AND name = ?", [descriptor_text]
             shown = f'"{descriptor_text}"[{tag}] (name as recorded)'
@@ -448,6 +237,54 @@ class _Translator:
         return uis, f'"{d.name}"[{tag}]{_narrower(uis, 1, t.explode)}'
 
 
+def _shown(c: _Compiled) -> str:
+    return c.text if c.op is None else f"({c.text})"
+
+
+# SQLite takes at most 500 SELECTs in one compound (SQLITE_MAX_COMPOUND_SELECT): longer
+# chains are cut into nested groups of this many.
+COMPOUND_CHUNK = 100
+
+
+def _compound(sql_op: str, selects: list[tuple[str, list[object]]]) -> tuple[str, list[object]]:
+    """One compound SELECT of ``selects`` (AND/OR are associative, so nesting keeps the meaning)."""
+    while len(selects) > COMPOUND_CHUNK:
+        selects = [
+            _compound(sql_op, selects[i : i + COMPOUND_CHUNK]) for i in range(0, len(selects), COMPOUND_CHUNK)
+        ]
+    if len(selects) == 1:
+        return selects[0]
+    sql = f" {sql_op} ".join(f"SELECT id FROM ({s})" for s, _ in selects)
+    return sql, [p for _, ps in selects for p in ps]
+
+
+def _merged_fts(parts: list[_Compiled], op: str) -> list[tuple[str, list[object]]]:
+    """The operands of one AND/OR as SELECTs, with their full-text terms merged into one
+    MATCH per FTS table (``"a" OR "b" OR ...``): 600 ORed words are one FTS5 query, not 600."""
+    joiner = f" {op} "
+    merged: dict[str, list[str]] = {}
+    out: list[tuple[str, list[object]]] = []
+    for p in parts:
+        fts = p.fts
+        if fts is None or (op == "AND" and len(fts) > 1):  # text words: text OR headings, never ANDed
+            out.append((p.sql, p.params))
+            continue
+        for table, match in fts:
+            merged.setdefault(table, []).append(match)
+    for table, matches in merged.items():
+        match = matches[0] if len(matches) == 1 else joiner.join(f"({m})" for m in matches)
+        out.append((_FTS_SELECT[table], [match]))
+    return out
+
+
+_FTS_SELECT = {
+    "text_fts": "SELECT rowid AS id FROM text_fts WHERE text_fts MATCH ?",
+    "word_fts": "SELECT rowid AS id FROM word_fts WHERE word_fts MATCH ?",
+    "mesh_fts": "SELECT cid AS id FROM headings"
+    " WHERE vid IN (SELECT rowid FROM mesh_fts WHERE mesh_fts MATCH ?)",
+}
+
+
 def _narrower(uis: set[str], n: int, explode: bool) -> str:
     more = len(uis) - n
     return f" (+{more} narrower)" if explode and more > 0 else ""
@@ -471,14 +308,11 @@ def _text_term(t: Term) -> _Compiled:
         match = f"title : {phrase}"
     else:
         match = phrase
-    sql = "SELECT rowid AS id FROM text_fts WHERE text_fts MATCH ?"
-    params: list[object] = [match]
+    fts = [("text_fts", match)]
     if t.field == "tw":  # text words also cover the MeSH headings
-        sql += (
-            " UNION SELECT cid FROM headings WHERE vid IN (SELECT rowid FROM mesh_fts WHERE mesh_fts MATCH ?)"
-        )
-        params.append(phrase)
-    return _Compiled(sql, params, shown, [match])
+        fts.append(("mesh_fts", phrase))
+    sql = " UNION ".join(_FTS_SELECT[table] for table, _ in fts)
+    return _Compiled(sql, [m for _, m in fts], shown, [match], fts=fts)
 
 
 def _prefix_term(t: Term, shown: str) -> _Compiled:
@@ -497,9 +331,7 @@ def _prefix_term(t: Term, shown: str) -> _Compiled:
     columns = {"ti": "{title}", "tiab": "{title abstract}", "tw": "{title abstract mesh}"}[t.field]
     # word_fts is unstemmed: truncation must see the words as written, not porter stems
     match = f"{columns} : {_fts_phrase(stem)} *"
-    return _Compiled(
-        "SELECT rowid AS id FROM word_fts WHERE word_fts MATCH ?", [match], f"{stem}*[{t.field}]"
-    )
+    return _Compiled(_FTS_SELECT["word_fts"], [match], f"{stem}*[{t.field}]", fts=[("word_fts", match)])
 
 
 def _subheading_term(t: Term) -> _Compiled:
