@@ -32,7 +32,7 @@ from ebm.evaluation.bench import load_frames_dir, markdown_tables, read_pools
 from ebm.evaluation.relevance import LEVELS
 from ebm.evaluation.report import build_report
 from ebm.evaluation.tasks import task_group
-from ebm.evaluation.trec import Run, read_qrels, run_from_rankings, run_from_scores, write_run
+from ebm.evaluation.trec import Run, read_qrels, run_from_ranked, run_from_rankings, write_run
 from ebm.scoring.fit import Question, cross_validate, fit, nested_cross_validate
 from ebm.scoring.rankers import FEATURES, WEIGHTS_FILE, PlusWeights, feature_values, rank
 from ebm.scoring.task import capped
@@ -108,9 +108,13 @@ def run(args: argparse.Namespace) -> int:
     docnos = {q: [c.pmid for c in per_question[q]] for q in qids}
 
     def scored(name: str, scores: dict[str, list[float] | np.ndarray]) -> Run:
-        return run_from_scores(
-            name, {q: dict(zip(docnos[q], map(float, scores[q]), strict=True)) for q in qids}
-        )
+        # ties keep the pool order, as ebm ask (its retrieval order), ebm bench and the fit break them
+        ranked = {}
+        for q in qids:
+            values = [float(v) for v in scores[q]]
+            order = sorted(range(len(values)), key=lambda i: -values[i])
+            ranked[q] = [(docnos[q][i], values[i]) for i in order]
+        return run_from_ranked(name, ranked)
 
     runs = [run_from_rankings("pool order", docnos)]
     for ranker, label in (

@@ -154,27 +154,58 @@ def test_every_system_reranks_the_same_pools(tiny: dict) -> None:
         }
 
 
+def test_every_ranker_of_ebm_ask_is_benched() -> None:
+    from ebm.evaluation.bench import SYSTEMS
+    from ebm.scoring.rankers import REGISTRY
+
+    assert {r.bench_run for r in REGISTRY.values()} <= set(SYSTEMS)
+    assert len({r.bench_run for r in REGISTRY.values()}) == len(REGISTRY)
+
+
 def test_scored_systems_rank_as_ebm_ask_does(tiny: dict, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each ranker's run is ``ebm ask``'s ranking of the same candidates (the pool, its scores as
+    the retrieval scores) by that ranker: the same order, ties included, and the same scores."""
     from ebm.ask import AskConfig, Pipeline
     from ebm.frame import load_frame
+    from ebm.scoring.rankers import REGISTRY
     from ebm.store import open_store
 
     monkeypatch.setenv("EBM_HOME", str(home))
-    names = {"ebm": "ebm", "term": "term", "combo": "combination"}
+    pools = {p.qid: p for p in read_pools(tiny["pools"])}
     with open_store() as store:
-        for ranker, run_name in names.items():
-            run = read_run(tiny["out"] / "runs" / f"{run_name}.run")
-            with Pipeline(AskConfig(year=YEAR, ranker=ranker), source=store) as pipeline:
-                for qid, docs in POOLS.items():
+        for name, ranker in REGISTRY.items():
+            run = read_run(tiny["out"] / "runs" / f"{ranker.bench_run}.run")
+            with Pipeline(AskConfig(year=YEAR, ranker=name), source=store) as pipeline:
+                for qid, pool in pools.items():
                     frame = load_frame(tiny["frames"] / f"{qid}.json")
-                    annotations, _ = pipeline.annotate(store.fetch([p for p, _ in docs]))
-                    answers = pipeline.rank(frame, annotations)
+                    annotations, _ = pipeline.annotate(store.fetch(pool.pmids))
+                    retrieval = [c.pool_score for c in pool.candidates]
+                    answers = pipeline.rank(frame, annotations, retrieval=retrieval)
+                    assert run.ranking(qid) == [a.pmid for a in answers], (name, qid)
                     scores = [a.score for a in answers]
-                    # ask breaks ties by pool order, the runs by docno: compare where there are none
-                    if len(set(scores)) == len(scores):
-                        assert run.ranking(qid) == [a.pmid for a in answers], (ranker, qid)
                     by_doc = {d.docno: d.score for d in run.results[qid]}
                     assert [by_doc[a.pmid] for a in answers] == pytest.approx(scores, abs=1e-12)
+
+
+def test_bench_runs_keep_asks_tie_order(tmp_path: Path) -> None:
+    """Tied scores keep the pool order (``ebm ask``'s retrieval order), read back from the file."""
+    from ebm.evaluation.trec import format_run
+
+    values = {
+        "pico": np.asarray([0.0, 1.0, 1.0, 0.0]),
+        "soe": np.zeros(4),
+        "task": np.zeros(4),
+        "term": np.asarray([1.0, 0.0, 1.0, 0.0]),
+        "bm25": np.zeros(4),
+    }
+    q = QuestionComponents("Q", "therapy", ["5", "2", "9", "1"], [4.0, 3.0, 2.0, 1.0], [None] * 4, values)
+    runs = {r.name: r for r in system_runs(Components([q], "hand", {}), Settings(1.0, 0.0, 0.0, 0.8))}
+    assert set(runs) == {"pool", "date", "bm25", "term", "ebm", "combination"}  # no EBM+ columns
+    path = tmp_path / "ties.run"
+    expected = {"term": ["5", "9", "2", "1"], "ebm": ["2", "9", "5", "1"], "pool": ["5", "2", "9", "1"]}
+    for name, order in expected.items():  # trec_eval's docno order alone: term 9 5 2 1, ebm 9 2 5 1
+        path.write_text(format_run(runs[name]), encoding="utf-8")
+        assert read_run(path).ranking("Q") == order, name
 
 
 def test_ebm_plus_run_is_ebm_asks_order(tiny: dict, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -208,14 +239,6 @@ def test_ebm_plus_run_is_ebm_asks_order(tiny: dict, home: Path, monkeypatch: pyt
     assert "training figure" in md and "scripts/eval_rankers.py" in md
     data = report(tiny)
     assert any("leave-one-question-out" in n for n in data["notes"])
-
-
-def test_ebm_plus_ties_keep_the_given_order() -> None:
-    from ebm.evaluation.bench import ordered_run
-
-    run = ordered_run("x", {"Q": [("1", 2.0), ("9", 1.0), ("2", 1.0), ("5", 1.0), ("3", 0.5)]})
-    assert run.ranking("Q") == ["1", "9", "2", "5", "3"]  # trec_eval alone would give 9, 5, 2
-    assert [d.score for d in run.results["Q"]] == pytest.approx([2.0, 1.0, 1.0, 1.0, 0.5], abs=1e-15)
 
 
 def test_bm25_ranks_by_the_question_words_with_the_stores_scores(tiny: dict, home: Path, monkeypatch) -> None:

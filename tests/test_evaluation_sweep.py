@@ -87,10 +87,10 @@ def test_fine_grid_spot_checks_and_best_setting() -> None:
 
 def test_best_setting_of_a_case_solved_by_hand() -> None:
     # 'a' is the only relevant candidate; PICO favours it, SoE favours the others equally, the task
-    # component is flat. 'a' ranks first exactly when l1 > l2; on l1 == l2 all three tie and
-    # trec_eval's order (docno descending) puts 'a' last. MAP is 1 when l1 > l2, else 1/3.
+    # component is flat. 'a' ranks first exactly when l1 > l2; on l1 == l2 all three tie and the
+    # candidates' order (as ebm ask breaks ties) puts 'a' last. MAP is 1 when l1 > l2, else 1/3.
     item = ComponentScores(
-        "q", ["a", "b", "c"], pico=np.array([1.0, 0, 0]), soe=np.array([0, 1.0, 1.0]), task=np.zeros(3)
+        "q", ["b", "c", "a"], pico=np.array([0, 0, 1.0]), soe=np.array([1.0, 1.0, 0]), task=np.zeros(3)
     )
     surface = sweep_weights([item], {"q": {"a": 2}}, 2, step=0.01)
     assert (surface.best_l1, surface.best_l2, surface.best_value) == (0.01, 0.0, 1.0)
@@ -137,7 +137,7 @@ def combination_items() -> list[CombinationScores]:
     return [
         # EBM puts the relevant 'a' last, the term score first: small alphas win on q1.
         CombinationScores(
-            "q1", ["a", "b", "c"], ebm=np.array([0.0, 5.0, 10.0]), term=np.array([9.0, 1.0, 0.0])
+            "q1", ["c", "b", "a"], ebm=np.array([10.0, 5.0, 0.0]), term=np.array([0.0, 1.0, 9.0])
         ),
         # On q2 the EBM score is right and the term score is flat.
         CombinationScores(
@@ -162,8 +162,8 @@ def test_combination_sweep_equals_plain_runs(normalisation: str) -> None:
 def test_combination_best_alpha_by_hand() -> None:
     # minmax on q1: ebm (0, .5, 1), term (1, 1/9, 0). Scores a = 1 - alpha, b = alpha / 2 + (1 - alpha) / 9,
     # c = alpha: 'a' beats c iff alpha < 1/2 and b iff alpha < 16/25; at alpha = 1/2 a and c tie and c
-    # (larger docno) goes first. On q2 'm' is first for any alpha > 0 (the term score is flat).
-    # So MAP is 1 exactly for 0 < alpha < 0.5.
+    # (the earlier candidate, as ebm ask breaks ties) goes first. On q2 'm' is first for any
+    # alpha > 0 (the term score is flat). So MAP is 1 exactly for 0 < alpha < 0.5.
     curve = sweep_combination(combination_items(), {"q1": {"a": 3}, "q2": {"m": 2}}, 2, step=0.01)
     assert curve.best_alpha == 0.01 and curve.best_value == 1.0
     assert curve.ties == 49  # alpha = 0.01 .. 0.49

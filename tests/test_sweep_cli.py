@@ -19,16 +19,16 @@ from ebm.evaluation.trec import read_qrels, write_qrels
 
 # Q1: the relevant "1" is first iff l1 > l3 (over "3") and l1 > 0.5 l2 (over "2").
 # Q2: the relevant "1" is first iff l2 > l1 (over "3") and l2 > 0.5 l3 (over "2").
-# Relevant documents have the smallest docno, so they lose every tie (trec_eval breaks ties by
-# docno descending). Both first: l2 > l1 > l3 and l1 > l2 / 2. In grid order (l1, then l2,
+# Relevant documents come last in pool order, so they lose every tie (ties keep the pool order,
+# as ebm ask keeps the retrieval order). Both first: l2 > l1 > l3 and l1 > l2 / 2. In grid order (l1, then l2,
 # ascending) with step 0.1, the first such setting is (0.3, 0.5, 0.2): l1 = 0.1 and 0.2 leave
 # no l2, and (0.3, 0.4) ties l1 with l3 = 0.3.
 HAND = {
-    "Q1": {"docnos": ["1", "2", "3"], "pico": [1, 0, 0], "soe": [0, 0.5, 0], "task": [0, 0, 1]},
-    "Q2": {"docnos": ["1", "2", "3"], "pico": [0, 0, 1], "soe": [1, 0, 0], "task": [0, 0.5, 0]},
+    "Q1": {"docnos": ["3", "2", "1"], "pico": [0, 0, 1], "soe": [0, 0.5, 0], "task": [1, 0, 0]},
+    "Q2": {"docnos": ["3", "2", "1"], "pico": [1, 0, 0], "soe": [0, 0, 1], "task": [0, 0.5, 0]},
 }
 # The term scores put the relevant document last in Q1 and first in Q2.
-TERM = {"Q1": [0.0, 1.0, 2.0], "Q2": [2.0, 1.0, 0.0]}
+TERM = {"Q1": [2.0, 1.0, 0.0], "Q2": [0.0, 1.0, 2.0]}
 
 
 def hand_components() -> Components:
@@ -36,7 +36,7 @@ def hand_components() -> Components:
     for qid, q in HAND.items():
         values = {k: np.asarray(q[k], dtype=float) for k in ("pico", "soe", "task")}
         values["term"] = np.asarray(TERM[qid], dtype=float)
-        values["bm25"] = np.asarray([1.0, 2.0, 3.0])
+        values["bm25"] = np.asarray([3.0, 2.0, 1.0])
         questions.append(QuestionComponents(qid, "therapy", q["docnos"], [3.0, 2.0, 1.0], [None] * 3, values))
     return Components(questions, "hand", {})
 
@@ -77,14 +77,14 @@ def test_sweep_finds_the_hand_derived_best_weights(hand_files, tmp_path: Path, c
     first = min(k for k, v in brute.items() if v == best)
     assert best == 1.0 and first == (3, 5)
     assert data["weights"]["ties"] == sum(v == best for v in brute.values())
-    assert data["pool_order"] == 1.0  # pool order ranks "1" first in both pools
+    assert data["pool_order"] == pytest.approx(1 / 3)  # pool order ranks "1" last in both pools
     for name in ("sweep-weights-strict.png", "sweep-alpha-strict.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_pool_order_value_is_hand_computed(hand_files, tmp_path: Path, capsys) -> None:
     comp, qrels = hand_files
-    # lenient: "1" (grade 3) and "3" (grade 2) relevant, at pool ranks 1 and 3 in both pools:
+    # lenient: "3" (grade 2) and "1" (grade 3) relevant, at pool ranks 1 and 3 in both pools:
     # AP = (1/1 + 2/3) / 2 = 5/6
     assert (
         main(["sweep", str(qrels), "--components", str(comp), "--step", "0.5", "--out", str(tmp_path)]) == 0

@@ -7,19 +7,21 @@ baseline, or a pool retrieved from the store with the frame's query) is reranked
 - ``date``: newest year first, unknown years last, pool order within a year (PubMed's classic
   order);
 - ``bm25``: BM25 of the question's words over title and abstract (the store's FTS5 index);
-- ``term``: the term-based reranker (question-term overlap weighted by outcome probability);
-- ``ebm``: S_EBM = l1 S_PICO + l2 S_SoE + l3 S_task;
-- ``combination``: alpha norm(S_EBM) + (1 - alpha) norm(S_term), min-max per question;
-- ``ebm-plus``: EBM+, ``ebm ask``'s default ranker (``ebm.scoring.rankers``) with the shipped
-  weights and the pool score as its retrieval feature, in exactly ``ebm ask``'s order (ties:
-  pool order). Its weights were fitted on the development questions (``scripts/eval_rankers.py``):
-  on those, this run is a training figure, not an estimate.
+- every ranker of ``ebm ask`` (``ebm.scoring.rankers.REGISTRY``), under its ``bench_run`` name:
+  ``term`` (the term-based reranker), ``ebm`` (S_EBM = l1 S_PICO + l2 S_SoE + l3 S_task),
+  ``combination`` (alpha norm(S_EBM) + (1 - alpha) norm(S_term), min-max per question),
+  ``ebm-plus`` (EBM+, ``ebm ask``'s default, with the shipped weights and the pool score as its
+  retrieval feature; its weights were fitted on the development questions,
+  ``scripts/eval_rankers.py``: on those, this run is a training figure, not an estimate) and
+  ``pool`` (the retrieval ranker: the pool order).
 
-Scores come from ``ebm.evaluation.components`` (computed once, cached). Runs of the scored
-systems keep their scores, so ties fall as trec_eval breaks them (docno descending) — the same
-order the sweeps (``ebm.evaluation.sweep``) rank by, so a sweep's figure at a setting is the bench's
-figure at that setting. Evaluation: ``ebm.evaluation.report.build_report`` with the pool order as
-reference, lenient and strict, per clinical task.
+The rankers score through ``ebm.scoring.rankers.rank_columns``, the function ``ebm ask`` ranks
+with, over the components ``ebm.evaluation.components`` computed once (cached): each question's
+order is ``ebm ask``'s for the same candidates, ties in pool order, and the runs are written so
+that they read back in that order (``trec.run_from_ranked``). The sweeps
+(``ebm.evaluation.sweep``) break ties the same way, so a sweep's figure at a setting is the
+bench's figure at that setting. Evaluation: ``ebm.evaluation.report.build_report`` with the pool
+order as reference, lenient and strict, per clinical task.
 
 A diagnosis reranks each pool by every single component (``pico.problem``, ``soe.date``, ...) as
 the first key with pool order breaking ties, to see which component helps or hurts.
@@ -48,10 +50,18 @@ from ebm.evaluation.report import (
     pair_dict,
     text_table,
 )
-from ebm.evaluation.sweep import combination_run, weights_run
 from ebm.evaluation.tasks import frame_paths, task_group
-from ebm.evaluation.trec import Qrels, Run, format_run, read_run, run_from_rankings, run_from_scores
+from ebm.evaluation.trec import (
+    Qrels,
+    Run,
+    format_run,
+    read_run,
+    run_from_ranked,
+    run_from_rankings,
+    run_from_scores,
+)
 from ebm.frame import Frame, load_frame
+from ebm.scoring.rankers import REGISTRY, RankerSettings, rank_columns
 
 SYSTEMS = ("pool", "date", "bm25", "term", "ebm", "combination", "ebm-plus")
 DEFAULT_POOL_SIZE = 50
@@ -73,6 +83,12 @@ class Settings:
 
         w = Weights()
         return cls(w.l1, w.l2, w.l3, ALPHA)
+
+    def ranker_settings(self) -> RankerSettings:
+        """These weights as ``ebm ask``'s ranker settings (EBM+: the shipped weights)."""
+        from ebm.scoring import Weights
+
+        return RankerSettings(Weights(self.l1, self.l2), self.alpha, l3=self.l3)
 
     def describe(self) -> str:
         return (
@@ -117,7 +133,7 @@ def read_pools(path: str | Path) -> list[Pool]:
 
 
 def retrieve_pools(
-    frames: Mapping[str, Frame], store: Any, size: int = DEFAULT_POOL_SIZE, rules: Any = None
+    frames: Mapping[str, Frame], store: Any, size: int, resources: Any
 ) -> tuple[list[Pool], dict[str, str]]:
     """Each frame's pool from the store with its formulated query (``ebm.query.retrieve``),
     relaxed until the pool is full; the score is the store's BM25 of that query, as in ``ebm
@@ -128,7 +144,14 @@ def retrieve_pools(
 
     pools, queries = [], {}
     for qid in sorted(frames):
-        found = retrieve(frames[qid], store, min_hits=size, limit=size, rules=rules)
+        found = retrieve(
+            frames[qid],
+            store,
+            min_hits=size,
+            limit=size,
+            rules=resources.rules,
+            vocabulary=resources.vocabulary,
+        )
         pmids = list(found.result.pmids)
         # the store's BM25 of the final query, as ebm ask passes it to EBM+ (else the order)
         scores = None
@@ -156,61 +179,56 @@ def _ranked_by(q: QuestionComponents, column: str) -> list[str]:
     return [q.docnos[i] for i in order]
 
 
-def ordered_run(name: str, ranked: Mapping[str, Sequence[tuple[str, float]]]) -> Run:
-    """A run in the given orders (best first) that keeps the scores: a score tied with the one
-    ranked above it is lowered by one ulp (``math.nextafter``), so trec_eval's order (score
-    descending, docno descending on ties) is the given order, with the scores as good as exact."""
-    import math
-
-    from ebm.evaluation.trec import ScoredDoc
-
-    run = Run(name=name)
-    for qid, docs in ranked.items():
-        out: list[ScoredDoc] = []
-        for rank, (docno, score) in enumerate(docs, start=1):
-            if out and score >= out[-1].score:
-                score = math.nextafter(out[-1].score, -math.inf)
-            out.append(ScoredDoc(docno, float(score), rank))
-        run.results[qid] = out
-    return run
+def question_columns(q: QuestionComponents) -> dict[str, list[float]]:
+    """A question's components as the columns a ranker reads (``rankers.candidate_columns``):
+    the pool score is the retrieval score, as ``ebm ask`` passes the store's BM25."""
+    cols = {name: v.tolist() for name, v in q.values.items()}
+    cols["retrieval"] = [float(s) for s in q.pool_scores]
+    return cols
 
 
-def plus_run(components: Components, name: str = "ebm-plus") -> Run | None:
-    """EBM+ in ``ebm ask``'s order (``ebm-plus.rank``) with its scores; None when the components
-    have no EBM+ columns (a components file written before EBM+ was benched)."""
-    qs = components.questions
-    if not qs or any("ebm-plus" not in q.values or "ebm-plus.rank" not in q.values for q in qs):
-        return None
+def ranker_run(components: Components, name: str, settings: Settings) -> Run | None:
+    """``ebm ask``'s ranking of each pool by the ranker ``name`` (``rankers.rank_columns``; ties
+    in pool order), named by its ``bench_run``; None when the components lack a column it reads
+    (a components file written before EBM+ was benched)."""
+    ranker = REGISTRY[name]
     ranked = {}
-    for q in qs:
-        scores, ranks = q.column("ebm-plus"), q.column("ebm-plus.rank")
-        order = sorted(range(len(q.docnos)), key=lambda i: ranks[i])
-        ranked[q.qid] = [(q.docnos[i], float(scores[i])) for i in order]
-    return ordered_run(name, ranked)
+    for q in components.questions:
+        try:
+            r = rank_columns(
+                name, question_columns(q), range(1, len(q.docnos) + 1), settings.ranker_settings()
+            )
+        except KeyError:
+            return None
+        ranked[q.qid] = [(q.docnos[i], r.scores[i]) for i in r.order]
+    return run_from_ranked(ranker.bench_run, ranked)
+
+
+# bench run name -> ranker (``pool`` is the retrieval ranker's run)
+BENCH_RANKERS = {r.bench_run: r.name for r in REGISTRY.values()}
 
 
 def system_runs(components: Components, settings: Settings) -> list[Run]:
-    """pool, date, bm25, term, ebm, combination and (when computed) ebm-plus runs over the same
-    pools (pool first)."""
+    """Every system of ``SYSTEMS`` over the same pools (pool first): the baselines date and bm25,
+    and every ranker of ``ebm ask`` (EBM+ only when its columns were computed)."""
     qs = components.questions
-    pool = run_from_rankings("pool", {q.qid: list(q.docnos) for q in qs})
-    years = {d: y for q in qs for d, y in zip(q.docnos, q.years, strict=True)}
-    date = date_order(pool, years, name="date")
-    bm25 = run_from_scores(
-        "bm25", {q.qid: dict(zip(q.docnos, q.column("bm25").tolist(), strict=True)) for q in qs}
-    )
-    term = run_from_scores(
-        "term", {q.qid: dict(zip(q.docnos, q.column("term").tolist(), strict=True)) for q in qs}
-    )
-    ebm = weights_run([q.component_scores() for q in qs], settings.l1, settings.l2, settings.l3, name="ebm")
-    combination = combination_run(
-        [q.combination_scores(settings.l1, settings.l2, settings.l3) for q in qs],
-        settings.alpha,
-        name="combination",
-        beta=1 - settings.alpha,
-    )
-    plus = plus_run(components)
-    return [pool, date, bm25, term, ebm, combination] + ([plus] if plus is not None else [])
+    runs: list[Run] = []
+    for name in SYSTEMS:
+        if name in BENCH_RANKERS:
+            run = ranker_run(components, BENCH_RANKERS[name], settings)
+            if run is not None:
+                runs.append(run)
+        elif name == "date":
+            pool = run_from_rankings("pool", {q.qid: list(q.docnos) for q in qs})
+            years = {d: y for q in qs for d, y in zip(q.docnos, q.years, strict=True)}
+            runs.append(date_order(pool, years, name="date"))
+        elif name == "bm25":
+            runs.append(
+                run_from_scores(
+                    "bm25", {q.qid: dict(zip(q.docnos, q.column("bm25").tolist(), strict=True)) for q in qs}
+                )
+            )
+    return runs
 
 
 def component_runs(components: Components) -> list[Run]:

@@ -8,11 +8,12 @@ vectorised form, so a 0.01 grid (5,151 settings) over 50 questions of 50 candida
 under a second. The same for the term/EBM combination weight: alpha norm(EBM) + (1 - alpha)
 norm(term), normalised per question.
 
-Conventions are those of ``ebm eval``: ranking by score with ties broken by docno descending,
-documents not in the qrels not relevant, MAP's denominator the number of relevant documents in
-the qrels (retrieved or not). Means are over the questions passed in (so a sweep on the therapy
-questions alone averages over those); a question absent from the qrels has no relevant document
-and scores 0.
+Conventions are those of ``ebm ask`` and ``ebm eval``: ranking by score with ties kept in the
+candidates' order (the retrieval or pool order, as ``ebm ask`` breaks them; the runs written keep
+that order when read back, ``trec.run_from_ranked``), documents not in the qrels not relevant,
+MAP's denominator the number of relevant documents in the qrels (retrieved or not). Means are
+over the questions passed in (so a sweep on the therapy questions alone averages over those); a
+question absent from the qrels has no relevant document and scores 0.
 
 Grid weights are exact fractions i/n, j/n, (n - i - j)/n with n = 1/step (so the third weight is
 exactly 0 on the edge l1 + l2 = 1, where 1 - l1 - l2 in floating point may not be). Passing a
@@ -33,7 +34,7 @@ import numpy as np
 from ebm.errors import InputError
 from ebm.evaluation.measures import MEASURES, Measure, by_name
 from ebm.evaluation.relevance import relevant_docs
-from ebm.evaluation.trec import Qrels, Run, run_from_scores
+from ebm.evaluation.trec import Qrels, Run, run_from_ranked
 
 Normalisation = Literal["minmax", "zscore", "none"]
 TIE = 1e-12  # values closer than this count as equal when looking for the best setting
@@ -92,19 +93,15 @@ def grid_size(step: float) -> int:
 # -- the vectorised core ----------------------------------------------------------------------
 
 
-def _docno_tiebreak(docnos: Sequence[str]) -> np.ndarray:
-    """Sort key giving trec_eval's tie order (docno descending) when sorted ascending."""
-    order = sorted(range(len(docnos)), key=lambda i: docnos[i].encode(), reverse=True)
-    key = np.empty(len(docnos), dtype=np.int64)
-    key[order] = np.arange(len(docnos))
-    return key
+def rank_order(scores: np.ndarray) -> np.ndarray:
+    """Candidate indices best first for each row of ``scores``: score descending, ties in the
+    candidates' order (``ebm.scoring.rankers.rank_columns``'s order)."""
+    return np.argsort(-np.atleast_2d(scores), axis=-1, kind="stable")
 
 
 def rank_flags(scores: np.ndarray, docnos: Sequence[str], relevant: frozenset[str]) -> np.ndarray:
     """Relevance flags in rank order for each row of ``scores`` (settings x candidates)."""
-    scores = np.atleast_2d(scores)
-    tiebreak = np.broadcast_to(_docno_tiebreak(docnos), scores.shape)
-    order = np.lexsort((tiebreak, -scores), axis=-1)  # primary key last: score descending
+    order = rank_order(scores)
     is_relevant = np.fromiter((d in relevant for d in docnos), dtype=bool, count=len(docnos))
     return is_relevant[order]
 
@@ -245,13 +242,16 @@ def weights_run(
     items: Sequence[ComponentScores], l1: float, l2: float, l3: float | None = None, name: str = "ebm"
 ) -> Run:
     """The run of S_EBM under one setting, to evaluate or write with ``ebm.evaluation.trec``."""
-    return run_from_scores(
-        name,
-        {
-            item.qid: dict(zip(item.docnos, ebm_scores(item, l1, l2, l3).tolist(), strict=True))
-            for item in items
-        },
-    )
+    return ordered_run(name, [(item.qid, item.docnos, ebm_scores(item, l1, l2, l3)) for item in items])
+
+
+def ordered_run(name: str, per_question: Sequence[tuple[str, Sequence[str], np.ndarray]]) -> Run:
+    """A run ranking each question's candidates as the sweep does (:func:`rank_order`)."""
+    ranked = {}
+    for qid, docnos, scores in per_question:
+        values = np.asarray(scores, dtype=float)
+        ranked[qid] = [(docnos[i], float(values[i])) for i in rank_order(values)[0]]
+    return run_from_ranked(name, ranked)
 
 
 def plot_surface(surface: WeightSurface, path: str | Path, measure: str | None = None) -> Path:
@@ -393,14 +393,8 @@ def combination_run(
     beta: float | None = None,
 ) -> Run:
     """The run of the combination under one alpha (beta, the term weight, defaults to 1 - alpha)."""
-    return run_from_scores(
-        name,
-        {
-            item.qid: dict(
-                zip(item.docnos, combined_scores(item, alpha, normalisation, beta).tolist(), strict=True)
-            )
-            for item in items
-        },
+    return ordered_run(
+        name, [(item.qid, item.docnos, combined_scores(item, alpha, normalisation, beta)) for item in items]
     )
 
 
