@@ -162,6 +162,49 @@ def test_api_refuses_non_json_and_oversized_requests(client: FlaskClient) -> Non
     assert "too large" in r.get_data(as_text=True)
 
 
+def test_api_refuses_deeply_nested_json_with_400(client: FlaskClient) -> None:
+    """5,000 nested arrays exhausted the JSON parser's stack (a 500); now a 400 naming the depth,
+    before any parsing. Nesting inside strings does not count."""
+    for body in ("[" * 5000 + "]" * 5000, '{"frame": ' * 3000 + "{}" + "}" * 3000):
+        r = client.post("/api/ask", data=body, content_type="application/json")
+        assert r.status_code == 400
+        assert r.get_json() == {
+            "error": f"the request body nests {body.count('[') + body.count('{')} levels deep (at most 32)",
+            "field": None,
+        }
+    r = client.post("/api/ask", json={"task": "therapy", "problem": "[[[[" * 20, "colour": "red"})
+    assert r.status_code == 400
+    assert r.get_json()["field"] == "colour"  # parsed: the brackets were text
+    r = client.post("/api/ask", data=b'{"task": "\xff"}', content_type="application/json")
+    assert r.status_code == 400 and "not valid JSON" in r.get_json()["error"]
+
+
+def test_control_characters_are_refused_never_echoed(client: FlaskClient) -> None:
+    r = client.post(
+        "/ask", data={"task": "therapy", "problem": "fever\x00<i>x</i>", "intervention": "a\x1bb"}
+    )
+    assert r.status_code == 400
+    text = r.get_data(as_text=True)
+    assert "\x00" not in text and "\x1b" not in text
+    m = re.search(r'<p class="error" id="problem-error">([^<]*)</p>', text)
+    assert m and "control character (U+0000) at position 6" in m.group(1)
+    assert 'value="fever&lt;i&gt;x&lt;/i&gt;"' in text  # shown back without it, escaped
+    assert re.search(r'id="intervention-error">[^<]*U\+001B', text)
+    r = client.get("/?problem=fev%00er&task=therapy")
+    assert r.status_code == 200 and "\x00" not in r.get_data(as_text=True)
+    r = client.post("/api/ask", json={"task": "therapy", "problem": "fever", "population": ["kids", "a\x07"]})
+    assert r.status_code == 400
+    assert r.get_json() == {
+        "error": "frame: field 'population': contains a control character (U+0007) at position 2; remove it",
+        "field": "population",
+    }
+    # Tabs and new lines are white space (a new line separates values of a list field).
+    r = client.post(
+        "/ask", data={"task": "therapy", "problem": "leg\tcramps", "intervention": "quinine\nvitamin E"}
+    )
+    assert r.status_code == 303
+
+
 def test_api_job_without_waiting(client: FlaskClient) -> None:
     r = client.post("/api/ask?wait=0", json=ANGINA)
     assert r.status_code == 202
@@ -401,12 +444,13 @@ def test_worker_reports_progress_and_warms_the_cache(concept_index: Path, tmp_pa
         # A question not asked before: its progress goes through search and annotation.
         other = frame_from_dict({"task": "therapy", "problem": "leg cramps", "intervention": "quinine"})
         job = runner.submit(Question(other))
-        seen: set[str] = set()
-        while not job.event.is_set():
-            seen.add(job.step)
-            time.sleep(0.002)
+        assert runner.wait(job, 120)
         assert job.state == "done", job.error
-        assert any(s.startswith("searching") for s in seen) or "annotating" in seen, seen
+        # The worker process's reports, in order, as the server received them.
+        seen = job.steps
+        assert seen[0] in ("starting", "waiting for the worker") and seen[-1] == "done", seen
+        assert "searching" in seen and "annotating" in seen and "scoring" in seen, seen
+        assert seen.index("searching") < seen.index("annotating") < seen.index("scoring"), seen
         assert job.result is not None and job.result.cached < len(job.result.answers)
     finally:
         runner.stop()
@@ -417,7 +461,7 @@ def test_too_many_waiting_questions_are_refused_not_queued() -> None:
     idle.submit(Question(frame_from_dict(ANGINA)))
     with pytest.raises(Busy, match="busy with 1 question"):
         idle.submit(Question(frame_from_dict(ANGINA)))
-    full = Runner(warm=False, max_pending=0)
+    full = Runner(warm=False, max_pending=0, workers=0)
     app = create_app(runner=full)
     try:
         client = app.test_client()

@@ -21,8 +21,10 @@ limited in size; errors are pages (or JSON) with the message, never a traceback.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,7 @@ from ebm.web.forms import (
     FieldError,
     FormResult,
     form_values,
+    strip_control,
     validate_form,
     validate_json,
 )
@@ -51,7 +54,11 @@ from ebm.web.jobs import Busy, Job, Runner
 log = logging.getLogger("ebm.web")
 
 MAX_REQUEST = 64 * 1024  # bytes: a frame is a few hundred
-API_WAIT = 600.0  # seconds POST /api/ask waits for its answer before returning the job URL
+API_WAIT_GRACE = 30.0  # POST /api/ask waits the question's deadline and this, then gives the job URL
+API_WAIT_NO_DEADLINE = 120.0  # ... or this long when questions have no deadline
+# Request threads that may wait for an answer at once: the others stay free for pages and
+# /api/status (one more API call is queued and answered 202 with its job URL at once).
+API_WAITERS = 12
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"]
 
 # Questions from the paper (section 4 and Table 1) that pre-fill the form.
@@ -80,6 +87,8 @@ def create_app(
     warm: bool = True,
     warm_frames: Sequence[Frame] = (),
     trusted_hosts: Sequence[str] | None = None,
+    workers: int | None = None,
+    api_waiters: int = API_WAITERS,
 ) -> Flask:
     """The application; its worker thread starts at once (and warms up unless ``warm=False``).
     ``trusted_hosts``: the Host names accepted (the loopback names when serving on loopback,
@@ -97,8 +106,11 @@ def create_app(
     app.jinja_env.autoescape = True  # every template, whatever its name
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
-    runner = runner or Runner(config, warm=warm, warm_frames=warm_frames)
+    runner = runner or Runner(config, warm=warm, warm_frames=warm_frames, workers=workers)
     app.extensions["ebm_runner"] = runner.start()
+    deadline = runner.config.deadline_s
+    api_wait = API_WAIT_NO_DEADLINE if deadline is None else deadline + API_WAIT_GRACE
+    waiters = threading.BoundedSemaphore(max(1, api_waiters))
 
     def page_context() -> dict[str, Any]:
         return {"status": runner.status, "source_default": runner.config.source}
@@ -153,7 +165,8 @@ def create_app(
         if job.state != "done":
             return render_template("progress.html", job=job, **page_context())
         result = job.result
-        assert result is not None
+        if result is None:  # asked through the API: the worker sent its document only
+            return redirect(url_for("api_job", job_id=job.id), 303)
         return render_template(
             "results.html",
             job=job,
@@ -169,13 +182,18 @@ def create_app(
     def api_ask() -> Any:
         if not request.is_json:
             raise FieldError("send the frame as JSON (Content-Type: application/json)")
-        data = request.get_json(silent=True)
-        if data is None:
-            raise FieldError("the request body is not valid JSON")
+        data = _parse_json(request.get_data(cache=False))
         question = validate_json(data)
-        job = runner.submit(question)
+        job = runner.submit(question, page=False)
         wait = request.args.get("wait", "1") not in ("0", "false", "no")
-        if not wait or not runner.wait(job, API_WAIT):
+        if wait and waiters.acquire(blocking=False):
+            try:
+                wait = runner.wait(job, api_wait)
+            finally:
+                waiters.release()
+        else:
+            wait = False
+        if not wait:
             url = url_for("api_job", job_id=job.id)
             return jsonify({"job": job.id, "state": job.state, "url": url}), 202, {"Location": url}
         return job_response(job)
@@ -196,7 +214,14 @@ def create_app(
 
     @app.get("/api/status")
     def api_status() -> Any:
-        return jsonify({"status": runner.status, "warmed_frames": runner.warmed_frames})
+        return jsonify(
+            {
+                "status": runner.status,
+                "warmed_frames": runner.warmed_frames,
+                "workers": max(runner.workers, 1),
+                "workers_ready": runner.workers_ready,
+            }
+        )
 
     # --- errors: a page (or JSON under /api/) with the message, never a traceback ------------------
 
@@ -296,12 +321,43 @@ def _num(x: float, digits: int = 2) -> str:
     return f"{x:.{digits}f}"
 
 
+MAX_JSON_DEPTH = 32  # a frame nests 3 deep; a body nested deeper is refused before parsing
+
+
+def _parse_json(body: bytes) -> Any:
+    """The request body as JSON; ``FieldError`` (400) for anything else, including bodies nested
+    so deep that a parser would exhaust the stack (``[[[[...`` 5,000 levels)."""
+    depth = _nesting(body)
+    if depth > MAX_JSON_DEPTH:
+        raise FieldError(f"the request body nests {depth} levels deep (at most {MAX_JSON_DEPTH})")
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        raise FieldError("the request body is not valid JSON") from None
+
+
+_BRACKETS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _nesting(body: bytes) -> int:
+    """The deepest ``[``/``{`` nesting of a JSON text (brackets inside strings do not count)."""
+    depth = deepest = 0
+    for m in _BRACKETS.finditer(body):
+        token = m.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in (b"]", b"}"):
+            depth -= 1
+    return deepest
+
+
 def _prefill(args: Any) -> dict[str, str]:
     """Form values from query arguments (an example, or "ask again"); unknown ones ignored."""
     example = args.get("example")
     if example in EXAMPLES:
         return form_values(EXAMPLES[example])
-    values = {name: str(args.get(name, ""))[: MAX_TEXT * MAX_ITEMS] for name in FORM_FIELDS}
+    values = {name: strip_control(str(args.get(name, ""))[: MAX_TEXT * MAX_ITEMS]) for name in FORM_FIELDS}
     values["source"] = values["source"] if values["source"] in SOURCES else "local"
     values["top"] = values["top"] or str(DEFAULT_TOP)
     return values

@@ -28,6 +28,9 @@ TOP_CHOICES = (5, 10, 20, 50)
 # Several values in one form field are separated by semicolons or new lines (commas occur
 # inside MeSH names such as "Diagnosis, Differential").
 SEPARATORS = re.compile(r"[;\n]")
+# Control characters (NUL, escape, ...) have no place in a clinical phrase; they are refused
+# with a message and never echoed back into the page. Tab, CR and LF are white space.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 # The form's fields in page order, with their labels (the JSON API uses the frame's keys).
 FORM_FIELDS: dict[str, str] = {
@@ -81,6 +84,19 @@ def _too_long(value: str, limit: int = MAX_TEXT) -> str | None:
     return None
 
 
+def _control(value: str) -> str | None:
+    """A message naming the first control character in ``value``, or None."""
+    m = CONTROL.search(value)
+    if m is None:
+        return None
+    return f"contains a control character (U+{ord(m.group()):04X}) at position {m.start() + 1}; remove it"
+
+
+def strip_control(value: str) -> str:
+    """``value`` without control characters (what the form shows back)."""
+    return CONTROL.sub("", value)
+
+
 def _top(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise FieldError(f"top must be a whole number from 1 to {MAX_TOP}", "top")
@@ -123,7 +139,15 @@ def check_frame(frame: Frame) -> dict[str, str]:
     errors: dict[str, str] = {}
     if not frame.problem:
         errors["problem"] = "give the primary problem (for example: acute febrile illness)"
+    for name in ("problem", "outcome", "question", "id", "pool_query", *LIST_FIELDS):
+        value = getattr(frame, name)
+        for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, str) and (msg := _control(v)):
+                errors[name] = msg
+                break
     for name in ("problem", "outcome"):
+        if name in errors:
+            continue
         value = getattr(frame, name)
         if value and (msg := _too_long(value)):
             errors[name] = msg
@@ -147,9 +171,16 @@ def check_frame(frame: Frame) -> dict[str, str]:
 
 def validate_form(form: Mapping[str, str]) -> FormResult:
     """Check the submitted form; every bad field gets its own message."""
-    values = {name: str(form.get(name, "")).strip() for name in FORM_FIELDS}
+    raw = {name: str(form.get(name, "")).strip() for name in FORM_FIELDS}
+    # What is shown back never carries a control character; a field that had one is refused.
+    values = {name: strip_control(v) for name, v in raw.items()}
     result = FormResult(values)
     errors = result.errors
+    for name, v in raw.items():
+        if msg := _control(v):
+            errors[name] = msg
+    if errors:
+        return result
     task = None
     if not values["task"]:
         errors["task"] = f"choose a task ({', '.join(t.value for t in Task)})"

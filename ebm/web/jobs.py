@@ -1,22 +1,37 @@
-"""Questions answered in the background, so a slow question never blocks a page.
+"""Questions answered in worker processes, so a slow question never blocks a page.
 
-One worker thread owns the ``ebm.ask.Pipeline`` objects (one per source: the annotation
-cache's SQLite connection must stay in the thread that opened it) and answers one question
-at a time, in the order asked. A web request only queues a ``Job`` and returns; the page
-polls the job, which reports its step ("searching", "annotating 12 of 50", ...).
+The server process only serves pages: a web request queues a ``Job`` and returns (the page
+polls it), or for the JSON API waits a bounded time for it. Questions run in a pool of worker
+PROCESSES (``Runner(workers=N)``, default one per core): the pipeline is CPU work under the
+GIL, so threads would neither run two questions at once nor leave the pages responsive. Each
+worker builds its pipelines once, from the picklable ``AskConfig`` it is given
+(``build_pipeline``), runs at a lower CPU priority than the server (pages first), and reports
+its progress ("searching", "annotating 12 of 50", ...) on a queue the server reads.
 
-At start-up the worker warms up first: it opens the local store and loads the concept index,
-text pipeline and outcome model, so the first question does not pay for them; it can then
-ask a few given frames (``ebm serve --warm DIR``) so their candidate pools are annotated in
-the on-disk cache before anyone asks. Questions asked meanwhile go first.
+The queue is bounded (``max_pending`` questions waiting or running; more are refused as
+``Busy``, 503 with ``Retry-After``), a question has a deadline (``AskConfig.deadline_s``,
+enforced in the worker; a worker that overruns it by ``HARD_GRACE`` seconds is stopped and
+replaced), and a worker that dies fails its question with a message and is replaced.
+
+At start-up each worker warms up first: it opens the local store and loads the concept index,
+text pipeline and outcome model, so the first question does not pay for them; the workers can
+then ask a few given frames (``ebm serve --warm DIR``) so their candidate pools are annotated
+in the on-disk cache before anyone asks. Questions asked meanwhile go first.
+
+``workers=0`` is the previous design, kept as a reference for ``benchmarks/web_load.py``: one
+worker THREAD inside the server process answering one question at a time.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import logging
+import multiprocessing
+import os
 import queue
 import secrets
+import signal
 import threading
 import time
 from collections import OrderedDict
@@ -37,6 +52,8 @@ ANNOTATE_CHUNK = 5  # citations annotated between two progress reports
 MAX_JOBS = 30  # jobs kept in memory with their answers, oldest finished dropped first (a top-50
 # answer with its explanations is ~2 MB pickled)
 MAX_PENDING = 20  # questions waiting or running at once; more are refused as busy
+WORKER_NICE = 10  # workers' CPU priority below the server's, so pages answer while they work
+HARD_GRACE = 60.0  # seconds past its deadline before a worker's question is stopped by force
 
 Report = Callable[[str, int, int], None]  # (step, done, total)
 
@@ -59,6 +76,9 @@ class Job:
     explanations: dict[str, Explanation] = field(default_factory=dict)
     error: str | None = None
     error_kind: str = "internal"  # input, service (PubMed), data (missing index/store), internal
+    page: bool = True  # for the results page (the worker sends the objects, not only the document)
+    doc: dict[str, Any] | None = None  # the ``ebm ask --format json`` document, made by the worker
+    steps: list[str] = field(default_factory=list)  # every step reported, in order
     event: threading.Event = field(default_factory=threading.Event, repr=False)
 
     @property
@@ -72,11 +92,15 @@ class Job:
 
     def report(self, step: str, done: int = 0, total: int = 0) -> None:
         self.step, self.done, self.total = step, done, total
+        if not self.steps or self.steps[-1] != step:
+            self.steps.append(step)
 
     def document(self) -> dict[str, Any]:
         """The ``ebm ask --format json`` document of this job's answer."""
-        assert self.result is not None
-        return self.result.to_dict(top=self.question.top, explanation=self.question.explain)
+        if self.doc is None:
+            assert self.result is not None
+            self.doc = self.result.to_dict(top=self.question.top, explanation=self.question.explain)
+        return self.doc
 
 
 class Busy(ServiceError):
@@ -136,8 +160,162 @@ class ReportingPipeline(Pipeline):
         return out, cached
 
 
+def build_pipeline(config: AskConfig, source: str) -> ReportingPipeline:
+    """The one place a worker builds a pipeline: from the picklable ``config`` (rules directory,
+    store, weights, deadline), never from state of the server process."""
+    return ReportingPipeline(replace(config, source=source))
+
+
+def default_workers() -> int:
+    """One worker process per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class _Worker:
+    """The worker side: builds its pipelines once and answers what its inbox says."""
+
+    def __init__(self, wid: int, config: AskConfig, outbox: Any) -> None:
+        self.wid = wid
+        self.config = config
+        self.outbox = outbox
+        self.pipelines: dict[str, ReportingPipeline] = {}
+
+    def pipeline(self, source: str) -> ReportingPipeline:
+        if source not in self.pipelines:
+            self.pipelines[source] = build_pipeline(self.config, source)
+        return self.pipelines[source]
+
+    def loop(self, inbox: Any, warm: bool, parent: int | None = None) -> None:
+        """Answer the inbox until told to stop (or, in a process, until the server is gone:
+        ``parent`` is its process id, and an orphan must not live on)."""
+        try:
+            self.outbox.put(("ready", self.wid, self.warm_up() if warm else None))
+            while True:
+                try:
+                    message = inbox.get(timeout=1.0)
+                except queue.Empty:
+                    if parent is not None and os.getppid() != parent:
+                        return
+                    continue
+                if message[0] == "stop":
+                    return
+                if message[0] == "warm-frame":
+                    self.warm_frame(message[1])
+                else:
+                    self.run(message[1], message[2], message[3])
+        finally:
+            for p in self.pipelines.values():
+                p.close()
+
+    def warm_up(self) -> str | None:
+        """Load everything a question needs; the reason when that failed, else None."""
+        t = time.perf_counter()
+        try:
+            p = self.pipeline(self.config.source)
+            p.source  # noqa: B018  (opens the store, building the default one on first use)
+            p.annotator  # noqa: B018  (text pipeline, concept index, outcome model)
+            p.cache  # noqa: B018
+        except EbmError as exc:
+            log.warning("worker %d: warm-up failed: %s", self.wid, exc)
+            return str(exc)
+        except Exception as exc:  # keep serving: each question will report its own error
+            log.exception("worker %d: warm-up failed", self.wid)
+            return f"{type(exc).__name__}: {exc}"
+        log.info("worker %d: resources loaded in %.1f s", self.wid, time.perf_counter() - t)
+        return None
+
+    def warm_frame(self, frame: Any) -> None:
+        t = time.perf_counter()
+        ok = False
+        try:
+            self.pipeline(self.config.source).ask(frame)
+            ok = True
+            log.info("warm: %s answered in %.1f s", frame.id or frame.problem, time.perf_counter() - t)
+        except Exception as exc:  # a warm-up question is a courtesy; never fatal
+            log.warning("warm-up question %s failed: %s", frame.id or frame.problem, exc)
+        self.outbox.put(("warmed", self.wid, ok))
+
+    def run(self, job_id: str, q: Question, page: bool) -> None:
+        def report(step: str, done: int = 0, total: int = 0) -> None:
+            self.outbox.put(("progress", self.wid, job_id, step, done, total))
+
+        try:
+            p = self.pipeline(q.source)
+            p.report = report
+            try:
+                result = p.ask(q.frame)
+                explanations: dict[str, Explanation] = {}
+                if page:
+                    explanations = {
+                        a.pmid: Explanation(
+                            q.frame, result.concepts, p.last_annotations[a.pmid], a.ebm, a.term, a
+                        )
+                        for a in result.top(q.top)
+                        if a.pmid in p.last_annotations
+                    }
+            finally:
+                p.report = lambda step, done, total: None
+                p.last_annotations = {}
+            document = result.to_dict(top=q.top, explanation=q.explain)
+            # A page needs the objects; the API only the document (much less to send back).
+            self.outbox.put(("done", self.wid, job_id, document, result if page else None, explanations))
+        except EbmError as exc:
+            self.outbox.put(("failed", self.wid, job_id, _kind(exc), str(exc)))
+        except Exception as exc:  # a bug: the page shows its message, the log its traceback
+            log.exception("question failed: %s", q.frame.describe().replace("\n", "; "))
+            message = f"internal error ({type(exc).__name__}: {exc}); see the server log"
+            self.outbox.put(("failed", self.wid, job_id, "internal", message))
+
+
+def _worker_process(
+    wid: int, config: AskConfig, inbox: Any, outbox: Any, warm: bool, nice: int, parent: int
+) -> None:
+    """A worker process's main function (spawned: it starts from a fresh interpreter)."""
+    if nice:
+        try:
+            os.nice(nice)  # the server's pages go first
+        except OSError:
+            pass
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s[%(process)d]: %(message)s")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops the workers
+    _Worker(wid, config, outbox).loop(inbox, warm, parent)
+
+
+@dataclass
+class _Exited:
+    """A worker process that exited at start-up and is not replaced."""
+
+    exitcode: int | None
+
+    def is_alive(self) -> bool:
+        return True  # nothing to watch any more
+
+    def join(self, timeout: float | None = None) -> None:
+        pass
+
+    def terminate(self) -> None:
+        pass
+
+
+@dataclass
+class _Slot:
+    """The server's view of one worker."""
+
+    wid: int
+    inbox: Any
+    process: Any = None  # multiprocessing.Process, or None for the reference thread
+    thread: threading.Thread | None = None
+    ready: bool = False  # warmed up (or told not to) and waiting for work
+    job: Job | None = None  # the question it is answering
+    busy_since: float = 0.0
+    warm_frame: bool = False  # answering a warm-up frame
+
+
 class Runner:
-    """The worker thread and its jobs. ``submit`` queues a question; ``get`` finds its job."""
+    """The worker pool and its jobs. ``submit`` queues a question; ``get`` finds its job."""
 
     def __init__(
         self,
@@ -145,47 +323,101 @@ class Runner:
         *,
         warm: bool = True,
         warm_frames: Sequence[Any] = (),  # Frames to ask at start-up
+        workers: int | None = None,  # processes (default: one per core); 0: one thread in-process
         max_jobs: int = MAX_JOBS,
         max_pending: int = MAX_PENDING,
+        nice: int = WORKER_NICE,
     ) -> None:
         self.config = config or AskConfig()
         self.warm = warm
         self.warm_frames = tuple(warm_frames)
+        self.workers = default_workers() if workers is None else workers
+        if self.workers < 0:
+            raise InputError(f"workers must be 0 (one thread) or more processes, got {self.workers}")
         self.max_jobs = max_jobs
         self.max_pending = max_pending
+        self.nice = nice
         self.status = "starting"  # starting, warming up, ready, or the warm-up's error
         self.warmed_frames = 0
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
-        self._queue: queue.PriorityQueue[tuple[int, int, str, Any]] = queue.PriorityQueue()
+        self._wake = threading.Condition(self._lock)
+        self._pending: list[tuple[int, int, str, Any]] = []  # heap: (priority, seq, kind, item)
         self._seq = itertools.count()
-        self._pipelines: dict[str, ReportingPipeline] = {}
-        self._thread = threading.Thread(target=self._work, name="ebm-web-worker", daemon=True)
+        self._slots: list[_Slot] = []
+        self._failures: list[str] = []  # warm-up failures, one per worker
+        self._ctx = multiprocessing.get_context("spawn")  # never fork a threaded server
+        self._outbox: Any = None
+        self._threads: list[threading.Thread] = []
         self._started = False
+        self._stopping = False
 
     # --- the web side ---------------------------------------------------------------------------
 
     def start(self) -> Runner:
-        if not self._started:
-            self._started = True
-            if self.warm:
-                self._queue.put((1, next(self._seq), "warm", None))
-                for frame in self.warm_frames:
-                    self._queue.put((2, next(self._seq), "warm-frame", frame))
-            else:
-                self.status = "ready"
-            self._thread.start()
+        if self._started:
+            return self
+        self._started = True
+        if not self.warm:
+            self.status = "ready"
+        else:
+            self.status = "warming up"
+            for frame in self.warm_frames:
+                heapq.heappush(self._pending, (2, next(self._seq), "warm-frame", frame))
+        self._outbox = self._ctx.Queue() if self.workers else queue.Queue()
+        for wid in range(max(self.workers, 1)):
+            self._slots.append(self._spawn(wid))
+        for target, name in ((self._collect, "ebm-web-collector"), (self._dispatch, "ebm-web-dispatcher")):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
         return self
 
-    def stop(self, timeout: float = 10.0) -> None:
-        if self._started:
-            self._queue.put((-1, next(self._seq), "stop", None))
-            self._thread.join(timeout)
+    def _spawn(self, wid: int) -> _Slot:
+        if not self.workers:  # the reference design: one thread in this process
+            inbox: Any = queue.Queue()
+            worker = _Worker(wid, self.config, self._outbox)
+            thread = threading.Thread(
+                target=worker.loop, args=(inbox, self.warm), name="ebm-web-worker", daemon=True
+            )
+            thread.start()
+            return _Slot(wid, inbox, thread=thread)
+        inbox = self._ctx.Queue()
+        process = self._ctx.Process(
+            target=_worker_process,
+            args=(wid, self.config, inbox, self._outbox, self.warm, self.nice, os.getpid()),
+            name=f"ebm-web-worker-{wid}",
+            daemon=True,
+        )
+        process.start()
+        return _Slot(wid, inbox, process=process)
 
-    def submit(self, question: Question) -> Job:
-        """Queue ``question``; ``Busy`` when ``max_pending`` questions are already waiting."""
-        job = Job(secrets.token_urlsafe(12), question)
-        with self._lock:
+    def stop(self, timeout: float = 10.0) -> None:
+        if not self._started or self._stopping:
+            return
+        with self._wake:
+            self._stopping = True
+            self._wake.notify_all()
+        for slot in self._slots:
+            slot.inbox.put(("stop",))
+        end = time.monotonic() + timeout
+        for slot in self._slots:
+            if slot.process is not None:
+                slot.process.join(max(0.0, end - time.monotonic()))
+                if slot.process.is_alive():
+                    slot.process.terminate()
+                    slot.process.join(2)
+            elif slot.thread is not None:
+                slot.thread.join(max(0.0, end - time.monotonic()))
+        self._outbox.put(("stop", -1))
+        for t in self._threads:
+            t.join(2)
+
+    def submit(self, question: Question, *, page: bool = True) -> Job:
+        """Queue ``question``; ``Busy`` when ``max_pending`` questions are already waiting.
+        ``page``: the answer is for the results page (keep the objects, not only the document)."""
+        job = Job(secrets.token_urlsafe(12), question, page=page)
+        with self._wake:
             pending = sum(1 for j in self._jobs.values() if not j.event.is_set())
             if pending >= self.max_pending:
                 many = "s" if pending != 1 else ""
@@ -196,14 +428,20 @@ class Runner:
                 if not oldest.event.is_set():
                     break  # never drop a job still waiting or running
                 self._jobs.popitem(last=False)
-        with self._lock:
-            ahead = sum(1 for j in self._jobs.values() if not j.event.is_set() and j is not job)
-        if self.status in ("starting", "warming up"):
-            job.report("waiting for the concept index and models to load")
-        elif ahead:
-            job.report(f"waiting for {ahead} earlier question{'s' if ahead > 1 else ''}")
-        self._queue.put((0, next(self._seq), "job", job))
+            waiting = sum(1 for kind in self._pending if kind[2] == "job")
+            if self.status in ("starting", "warming up"):
+                job.report("waiting for the concept index and models to load")
+            elif waiting >= sum(1 for s in self._slots if s.ready and s.job is None) and waiting:
+                job.report(f"waiting for {waiting} earlier question{'s' if waiting > 1 else ''}")
+            heapq.heappush(self._pending, (0, next(self._seq), "job", job))
+            self._wake.notify_all()
         return job
+
+    @property
+    def workers_ready(self) -> int:
+        """Workers that have loaded what a question needs and can take one."""
+        with self._lock:
+            return sum(1 for s in self._slots if s.ready and not isinstance(s.process, _Exited))
 
     def get(self, job_id: str) -> Job | None:
         with self._lock:
@@ -212,95 +450,122 @@ class Runner:
     def wait(self, job: Job, timeout: float | None = None) -> bool:
         return job.event.wait(timeout)
 
-    # --- the worker thread ------------------------------------------------------------------------
+    # --- the server's threads: hand out work, read what the workers say ---------------------------
 
-    def _pipeline(self, source: str) -> ReportingPipeline:
-        if source not in self._pipelines:
-            self._pipelines[source] = ReportingPipeline(replace(self.config, source=source))
-        return self._pipelines[source]
+    def _dispatch(self) -> None:
+        """Give the most urgent waiting item to an idle worker; watch the busy ones."""
+        with self._wake:
+            while not self._stopping:
+                idle = next(
+                    (
+                        s
+                        for s in self._slots
+                        if s.ready
+                        and s.job is None
+                        and not s.warm_frame
+                        and not isinstance(s.process, _Exited)
+                    ),
+                    None,
+                )
+                if idle is not None and self._pending:
+                    _, _, kind, item = heapq.heappop(self._pending)
+                    if kind == "warm-frame":
+                        if self.status != "ready":
+                            continue  # the models did not load: warm-up questions would fail too
+                        idle.warm_frame = True
+                        idle.inbox.put(("warm-frame", item))
+                    else:
+                        item.state = "running"
+                        item.started = time.time()
+                        item.report("starting")
+                        idle.job = item
+                        idle.inbox.put(("job", item.id, item.question, item.page))
+                    idle.busy_since = time.monotonic()
+                    continue
+                self._watch()
+                self._wake.wait(0.5)
 
-    def _work(self) -> None:
-        try:
-            while True:
-                _, _, kind, item = self._queue.get()
-                if kind == "stop":
-                    return
-                if kind == "warm":
-                    self._warm_up()
-                elif kind == "warm-frame":
-                    self._warm_frame(item)
-                else:
-                    self._run(item)
-        finally:
-            for p in self._pipelines.values():
-                p.close()
-
-    def _warm_up(self) -> None:
-        self.status = "warming up"
-        t = time.perf_counter()
-        try:
-            p = self._pipeline(self.config.source)
-            p.source  # noqa: B018  (opens the store, building the default one on first use)
-            p.annotator  # noqa: B018  (text pipeline, concept index, outcome model)
-            p.cache  # noqa: B018
-        except EbmError as exc:
-            self.status = f"not ready: {exc}"
-            log.warning("warm-up failed: %s", exc)
+    def _watch(self) -> None:
+        """Replace a worker that died or overran its question's deadline (lock held)."""
+        if not self.workers:
             return
-        except Exception as exc:  # keep serving: each question will report its own error
-            self.status = f"not ready: {type(exc).__name__}: {exc}"
-            log.exception("warm-up failed")
-            return
-        self.status = "ready"
-        log.info("warm: resources loaded in %.1f s", time.perf_counter() - t)
+        limit = None if self.config.deadline_s is None else self.config.deadline_s + HARD_GRACE
+        for i, slot in enumerate(self._slots):
+            assert slot.process is not None
+            overran = (
+                limit is not None and slot.job is not None and time.monotonic() - slot.busy_since > limit
+            )
+            if slot.process.is_alive() and not overran:
+                continue
+            if overran:
+                slot.process.terminate()
+                why = f"the question took more than {limit:g} s and was stopped"
+            else:
+                code = slot.process.exitcode
+                why = f"the worker answering it stopped (exit code {code}); see the server log"
+            slot.process.join(2)
+            if slot.job is not None:
+                self._finish(slot.job, error=why, kind="service" if overran else "internal")
+            if not slot.ready and not overran:  # died starting up: a new one would too
+                log.error("worker %d exited at start-up (exit code %s)", slot.wid, slot.process.exitcode)
+                slot.process = _Exited(slot.process.exitcode)
+                self._failures.append(f"worker {slot.wid} exited at start-up; see the server log")
+                slot.ready = True  # counted as answered (with a failure); never given work
+                self._update_status()
+                continue
+            log.warning("worker %d replaced: %s", slot.wid, why)
+            self._slots[i] = self._spawn(slot.wid)
 
-    def _warm_frame(self, frame: Any) -> None:
-        if self.status != "ready":
-            return
-        t = time.perf_counter()
-        try:
-            self._pipeline(self.config.source).ask(frame)
-        except Exception as exc:  # a warm-up question is a courtesy; never fatal
-            log.warning("warm-up question %s failed: %s", frame.id or frame.problem, exc)
-            return
-        self.warmed_frames += 1
-        log.info("warm: %s answered in %.1f s", frame.id or frame.problem, time.perf_counter() - t)
+    def _collect(self) -> None:
+        while True:
+            message = self._outbox.get()
+            kind, wid = message[0], message[1]
+            if kind == "stop":
+                return
+            with self._wake:
+                slot = next((s for s in self._slots if s.wid == wid), None)
+                if slot is None:
+                    continue
+                if kind == "ready":
+                    slot.ready = True
+                    if message[2] is not None:
+                        self._failures.append(message[2])
+                    self._update_status()
+                elif kind == "warmed":
+                    slot.warm_frame = False
+                    self.warmed_frames += 1 if message[2] else 0
+                elif kind == "progress":
+                    _, _, job_id, step, done, total = message
+                    if slot.job is not None and slot.job.id == job_id:
+                        slot.job.report(step, done, total)
+                elif kind in ("done", "failed"):
+                    job = slot.job
+                    slot.job = None
+                    if job is not None and job.id == message[2]:
+                        if kind == "done":
+                            job.doc, job.result, job.explanations = message[3], message[4], message[5]
+                            self._finish(job)
+                        else:
+                            self._finish(job, error=message[4], kind=message[3])
+                self._wake.notify_all()
 
-    def _run(self, job: Job) -> None:
-        job.state = "running"
-        job.started = time.time()
-        job.report("starting")
-        q = job.question
-        try:
-            p = self._pipeline(q.source)
-            p.report = job.report
-            try:
-                result = p.ask(q.frame)
-                shown = result.top(q.top)
-                job.explanations = {
-                    a.pmid: Explanation(
-                        q.frame, result.concepts, p.last_annotations[a.pmid], a.ebm, a.term, a
-                    )
-                    for a in shown
-                    if a.pmid in p.last_annotations
-                }
-            finally:
-                p.report = lambda step, done, total: None
-                p.last_annotations = {}
-            job.result = result
+    def _update_status(self) -> None:
+        if not self.warm:
+            return
+        if len(self._failures) < sum(1 for s in self._slots if s.ready):
+            self.status = "ready"  # at least one worker has everything loaded
+        elif all(s.ready for s in self._slots):
+            self.status = f"not ready: {self._failures[0]}"
+
+    @staticmethod
+    def _finish(job: Job, *, error: str | None = None, kind: str = "internal") -> None:
+        if error is None:
             job.state = "done"
             job.report("done")
-        except EbmError as exc:
-            job.error = str(exc)
-            job.error_kind = _kind(exc)
-            job.state = "failed"
-        except Exception as exc:  # a bug: the page shows its message, the log its traceback
-            log.exception("question failed: %s", q.frame.describe().replace("\n", "; "))
-            job.error = f"internal error ({type(exc).__name__}: {exc}); see the server log"
-            job.state = "failed"
-        finally:
-            job.finished = time.time()
-            job.event.set()
+        else:
+            job.error, job.error_kind, job.state = error, kind, "failed"
+        job.finished = time.time()
+        job.event.set()
 
 
 def _kind(exc: EbmError) -> str:
