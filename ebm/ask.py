@@ -349,10 +349,12 @@ class Pipeline:
         annotations: Sequence[Annotation],
         fc: FrameConcepts | None = None,
         retrieval: Sequence[float] | None = None,
+        ranker: str | None = None,
     ) -> list[Answer]:
-        """Score and rerank annotated candidates (given in retrieval order)."""
+        """Score and rerank annotated candidates (given in retrieval order) with ``ranker``
+        (default: the configured one; the web form picks one per question)."""
         cands = self.candidate_scores(frame, annotations, fc, retrieval)
-        r = rank_candidates(self.config.ranker, cands, self.ranker_settings)
+        r = rank_candidates(ranker or self.config.ranker, cands, self.ranker_settings)
         return [
             make_answer(
                 rank,
@@ -371,16 +373,16 @@ class Pipeline:
             for rank, i in enumerate(r.order, start=1)
         ]
 
-    def ask(self, frame: Frame) -> AskResult:
+    def ask(self, frame: Frame, ranker: str | None = None) -> AskResult:
         """Answer one question (see the module docstring) within ``config.deadline_s``: a
         source that is unreachable or too slow ends it with ``SourceUnavailable``, the deadline
         passing with ``DeadlineExceeded`` (checked before each search, the fetch, annotation)."""
         from ebm.source import check_deadline, deadline
 
         with deadline(self.config.deadline_s):
-            return self._ask(frame, check_deadline)
+            return self._ask(frame, check_deadline, ranker)
 
-    def _ask(self, frame: Frame, check_deadline: Any) -> AskResult:
+    def _ask(self, frame: Frame, check_deadline: Any, ranker: str | None = None) -> AskResult:
         timings = Timings()
         t = time.perf_counter()
         fc = self.concepts(frame)
@@ -406,7 +408,7 @@ class Pipeline:
         timings.annotate = time.perf_counter() - t
         t = time.perf_counter()
         scores = self.retrieval_scores(retrieval, [c.pmid for c in citations])
-        answers = self.rank(frame, annotations, fc, scores)
+        answers = self.rank(frame, annotations, fc, scores, ranker)
         timings.score = time.perf_counter() - t
         return AskResult(frame, fc, retrieval, tuple(answers), missing, cached, timings)
 

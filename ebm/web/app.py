@@ -35,6 +35,7 @@ from werkzeug.exceptions import HTTPException, SecurityError
 from ebm.ask import AskConfig
 from ebm.errors import InputError
 from ebm.frame import Frame, Task
+from ebm.scoring.rankers import REGISTRY
 from ebm.web.forms import (
     DEFAULT_TOP,
     FORM_FIELDS,
@@ -127,6 +128,7 @@ def create_app(
                 tasks=[t.value for t in Task],
                 sources=SOURCES,
                 top_choices=TOP_CHOICES,
+                rankers=RANKER_LABELS,
                 max_text=MAX_TEXT,
                 max_items=MAX_ITEMS,
                 examples=EXAMPLES,
@@ -174,7 +176,8 @@ def create_app(
             frame=job.question.frame,
             answers=result.top(job.question.top),
             explanations=job.explanations,
-            again=form_values(job.question.frame) | {"source": job.question.source},
+            again=form_values(job.question.frame)
+            | {"source": job.question.source, "ranker": job.question.ranker},
             **page_context(),
         )
 
@@ -282,14 +285,8 @@ def create_app(
     return app
 
 
-# What each ranker of ``ebm.scoring.rankers`` is, in words, for the results page.
-RANKER_LABELS = {
-    "ebm-plus": "EBM+ (retrieval score, question words and MeSH matches of the problem and intervention)",
-    "paper-ebm": "the paper's EBM score",
-    "combination": "the paper's combination: 0.8 EBM + 0.2 term overlap, each normalised",
-    "term": "term overlap",
-    "retrieval": "the source's retrieval order",
-}
+# What each ranker of ``ebm.scoring.rankers`` is, in words, for the form's choices and the results page.
+RANKER_LABELS = {r.name: r.label for r in REGISTRY.values()}
 
 
 def _ranker_formula(description: str) -> str:

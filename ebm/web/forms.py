@@ -17,6 +17,7 @@ from typing import Any
 
 from ebm.errors import InputError
 from ebm.frame import LIST_FIELDS, Frame, Task, frame_from_dict, parse_task
+from ebm.scoring.rankers import DEFAULT_RANKER, REGISTRY, canonical
 
 SOURCES = ("local", "pubmed")
 MAX_TEXT = 200  # characters per slot value: PICO slots are short phrases
@@ -43,6 +44,7 @@ FORM_FIELDS: dict[str, str] = {
     "outcome": "Outcome (optional)",
     "source": "Search",
     "top": "Answers to show",
+    "ranker": "Ranked by",
 }
 
 
@@ -63,6 +65,7 @@ class Question:
     source: str = "local"
     top: int = DEFAULT_TOP
     explain: bool = False  # JSON API: add every rule and extractor decision to each result
+    ranker: str = DEFAULT_RANKER  # a name of ``ebm.scoring.rankers.REGISTRY``
 
 
 @dataclass
@@ -107,6 +110,16 @@ def _top(value: Any) -> int:
     if not 1 <= n <= MAX_TOP:
         raise FieldError(f"top must be from 1 to {MAX_TOP}, got {n}", "top")
     return n
+
+
+def _ranker(value: Any) -> str:
+    """A ranker's canonical name (``ebm.scoring.rankers``: a name or an alias)."""
+    if not isinstance(value, str):
+        raise FieldError(f"ranker must be one of {', '.join(REGISTRY)}", "ranker")
+    try:
+        return canonical(value)
+    except InputError as exc:
+        raise FieldError(str(exc), "ranker") from None
 
 
 def _source(value: Any) -> str:
@@ -204,7 +217,12 @@ def validate_form(form: Mapping[str, str]) -> FormResult:
             longest = max(len(v) for v in items)
             errors[name] = f"too long: at most {MAX_TEXT} characters per value, got {longest}"
     options: dict[str, Any] = {}
-    for name, check, default in (("source", _source, "local"), ("top", _top, str(DEFAULT_TOP))):
+    checks = (
+        ("source", _source, "local"),
+        ("top", _top, str(DEFAULT_TOP)),
+        ("ranker", _ranker, DEFAULT_RANKER),
+    )
+    for name, check, default in checks:
         try:
             options[name] = check(values[name] or default)
         except FieldError as exc:
@@ -219,7 +237,7 @@ def validate_form(form: Mapping[str, str]) -> FormResult:
     except InputError as exc:  # not expected after the checks above; still shown by its field
         errors[_field_of(exc) or "problem"] = _strip_where(str(exc), "form")
         return result
-    result.question = Question(frame, options["source"], options["top"])
+    result.question = Question(frame, options["source"], options["top"], ranker=options["ranker"])
     return result
 
 
@@ -233,10 +251,11 @@ def form_values(frame: Frame) -> dict[str, str]:
     values["outcome"] = frame.outcome or ""
     values["source"] = "local"
     values["top"] = str(DEFAULT_TOP)
+    values["ranker"] = DEFAULT_RANKER
     return values
 
 
-ENVELOPE_KEYS = ("frame", "source", "top", "explain")
+ENVELOPE_KEYS = ("frame", "source", "top", "explain", "ranker")
 
 
 def validate_json(data: Any) -> Question:
@@ -245,7 +264,12 @@ def validate_json(data: Any) -> Question:
     Raises ``FieldError`` naming the first bad field."""
     if not isinstance(data, dict):
         raise FieldError('the request body must be a JSON object (a frame, or {"frame": {...}})')
-    options: dict[str, Any] = {"source": "local", "top": DEFAULT_TOP, "explain": False}
+    options: dict[str, Any] = {
+        "source": "local",
+        "top": DEFAULT_TOP,
+        "explain": False,
+        "ranker": DEFAULT_RANKER,
+    }
     if "frame" in data:
         unknown = [k for k in data if k not in ENVELOPE_KEYS]
         if unknown:
@@ -257,6 +281,8 @@ def validate_json(data: Any) -> Question:
             options["source"] = _source(data["source"])
         if "top" in data:
             options["top"] = _top(data["top"])
+        if "ranker" in data:
+            options["ranker"] = _ranker(data["ranker"])
         if "explain" in data:
             if not isinstance(data["explain"], bool):
                 raise FieldError("explain must be true or false", "explain")
@@ -272,4 +298,4 @@ def validate_json(data: Any) -> Question:
     if errors:
         name, message = next(iter(errors.items()))
         raise FieldError(f"frame: field {name!r}: {message}", name)
-    return Question(frame, options["source"], options["top"], options["explain"])
+    return Question(frame, options["source"], options["top"], options["explain"], options["ranker"])

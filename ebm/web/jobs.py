@@ -246,7 +246,7 @@ class _Worker:
             p = self.pipeline(q.source)
             p.report = report
             try:
-                result = p.ask(q.frame)
+                result = p.ask(q.frame, ranker=q.ranker)
                 explanations: dict[str, Explanation] = {}
                 if page:
                     explanations = {
