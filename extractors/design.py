@@ -1,0 +1,264 @@
+"""Study design from the title and abstract text alone (issue 13).
+
+A multinomial logistic regression over tf-idf word uni- and bigrams of title + abstract,
+title words as their own features, and a few hand cue features ("randomi[sz]ed", "meta-
+analysis", "we report a case", design words in the title) that carry the rare designs the
+distant labels barely cover. No MeSH and no publication types are features, so in-process
+records (not yet indexed) get a design too.
+
+The model is plain arrays (``ebm/data/models/design.npz``: vocabulary, idf, weights, class
+names, temperature and log prior; no pickled objects), trained by ``scripts/train_design.py``
+on the file ``scripts/build_design_corpus.py`` derives from ../shared.
+
+Probabilities: the classifier is trained with balanced class weights, its logits scaled by a
+temperature fitted on out-of-fold predictions, then shifted by the log class prior of
+indexed MEDLINE records (the training half), so a probability reads as "in MEDLINE".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ebm.errors import DataError
+
+# Stable class names (the JSON interface and the rules table use them).
+DESIGN_CLASSES: tuple[str, ...] = (
+    "randomized_controlled_trial",
+    "systematic_review",
+    "non_randomized_trial",
+    "cohort",
+    "case_control",
+    "cross_sectional",
+    "case_report",
+    "diagnostic_accuracy",
+    "narrative_review",
+    "guideline",
+    "animal_or_in_vitro",
+    "other",
+)
+
+_TOKEN = re.compile(r"[a-z][a-z0-9\-]*|\d+")
+
+# Hand cues: name -> (pattern, where). Where: "text" (title + abstract) or "title".
+CUES: tuple[tuple[str, str, str], ...] = (
+    ("randomized", r"\brandomi[sz](?:ed|ation|ing|e)\b", "text"),
+    ("randomly_assigned", r"\brandomly (?:assigned|allocated|divided|selected)\b", "text"),
+    ("placebo", r"\bplacebo\b", "text"),
+    ("double_blind", r"\b(?:double|single|triple)[- ]blind", "text"),
+    ("trial_registration", r"\b(?:NCT\d{8}|ISRCTN\d+|clinicaltrials\.gov|trial registration)\b", "text"),
+    ("rct_title", r"\brandomi[sz]ed\b.{0,60}\btrial\b", "title"),
+    ("meta_analysis", r"\bmeta-?analys[ie]s\b", "text"),
+    ("systematic_review", r"\bsystematic(?:ally)? (?:review|search|literature)", "text"),
+    ("searched_databases", r"\b(?:medline|pubmed|embase|cochrane|cinahl|web of science)\b", "text"),
+    ("sr_title", r"\b(?:systematic review|meta-?analys[ie]s)\b", "title"),
+    (
+        "case_report",
+        r"\b(?:we (?:report|describe|present) (?:a|an|the|two|three)\b|case report|a case of)",
+        "text",
+    ),
+    (
+        "year_old",
+        r"\b\d+[- ](?:year|month|week|day)[- ]old (?:man|woman|boy|girl|male|female|patient|infant|child)",
+        "text",
+    ),
+    ("case_title", r"\b(?:case reports?|a case of|report of (?:a|two|three) cases?|case series)\b", "title"),
+    ("cohort", r"\bcohort\b", "text"),
+    ("prospective", r"\bprospective(?:ly)?\b", "text"),
+    ("retrospective", r"\bretrospective(?:ly)?\b", "text"),
+    ("follow_up", r"\bfollow(?:ed)?[- ]up\b", "text"),
+    ("hazard_ratio", r"(?i:\bhazard ratios?\b)|\bHR\b", "text"),
+    ("case_control", r"\bcase[- ]control\b|\bmatched controls?\b", "text"),
+    ("odds_ratio", r"(?i:\bodds ratios?\b)|\bOR\b", "text"),
+    ("cross_sectional", r"\bcross[- ]sectional\b|\bsurvey\b|\bquestionnaire\b|\bprevalence\b", "text"),
+    (
+        "diagnostic",
+        r"(?i:\bsensitivity\b.{0,80}\bspecificity\b|\breceiver operating|\bpredictive value)|\bROC\b|\bAUC\b",
+        "text",
+    ),
+    ("review", r"\b(?:this|we) review\b|\breview(?:s|ed)? (?:the|recent|current)\b|\boverview\b", "text"),
+    ("review_title", r"\breview\b|\bupdate\b|\boverview\b|\bperspective\b", "title"),
+    ("guideline", r"\bguidelines?\b|\brecommendations?\b|\bconsensus\b|\bposition statement\b", "text"),
+    ("guideline_title", r"\bguidelines?\b|\bconsensus\b|\brecommendations?\b|\bstatement\b", "title"),
+    (
+        "animal",
+        r"\b(?:rats?|mice|murine|mouse|dogs?|rabbits?|pigs?|piglets?|sheep|monkeys?|primates?|zebrafish|"
+        r"hamsters?|guinea pigs?|rodents?|cats?|canine|porcine|bovine|ovine|wistar|sprague[- ]dawley)\b",
+        "text",
+    ),
+    (
+        "in_vitro",
+        r"\bin vitro\b|\bcell lines?\b|\bcultured\b|\bcells were\b|\bknockout\b|\btransgenic\b",
+        "text",
+    ),
+    ("animal_title", r"\b(?:rats?|mice|murine|mouse|dogs?|rabbits?|pigs?|in vitro|cells?)\b", "title"),
+    (
+        "patients",
+        r"\b(?:patients|participants|subjects|volunteers|children|women|men|adults|infants)\b",
+        "text",
+    ),
+    (
+        "nonrandomized",
+        r"\bnon-?randomi[sz]ed\b|\bsingle[- ]arm\b|\bopen[- ]label\b|\bphase (?:i|ii|1|2)\b",
+        "text",
+    ),
+)
+_CASE_SENSITIVE = {"hazard_ratio", "odds_ratio", "diagnostic"}  # "OR", "HR", "ROC" as abbreviations only
+_CUES = tuple(
+    (name, re.compile(rx, 0 if name in _CASE_SENSITIVE else re.I), where) for name, rx, where in CUES
+)
+CUE_VALUE = 1.0  # the value of a present cue feature (tf-idf block is l2-normalized)
+
+
+def text_features(title: str, abstract: str) -> Counter[str]:
+    """Counts of word uni/bigrams of title + abstract and of title unigrams (``t:``)."""
+    feats: Counter[str] = Counter()
+    t_tokens = _TOKEN.findall(title.lower())
+    tokens = t_tokens + ["|"] + _TOKEN.findall(abstract.lower())
+    for i, tok in enumerate(tokens):
+        if tok == "|":
+            continue
+        feats[tok] += 1
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if nxt and nxt != "|":
+            feats[tok + " " + nxt] += 1
+    for tok in t_tokens:
+        feats["t:" + tok] += 1
+    return feats
+
+
+def cue_features(title: str, abstract: str) -> list[str]:
+    """Names (``cue:...``) of the hand cues present."""
+    full = title + "\n" + abstract
+    return ["cue:" + name for name, rx, where in _CUES if rx.search(title if where == "title" else full)]
+
+
+@dataclass(frozen=True)
+class DesignPrediction:
+    label: str
+    probability: float
+    probabilities: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "probability": round(self.probability, 4),
+            "probabilities": {k: round(v, 4) for k, v in self.probabilities.items()},
+        }
+
+
+@dataclass(frozen=True)
+class DesignModel:
+    classes: tuple[str, ...]
+    vocabulary: dict[str, int]
+    idf: np.ndarray  # (F,) idf of each feature; cue features have idf 0 (not in the tf-idf block)
+    weights: np.ndarray  # (F, K)
+    bias: np.ndarray  # (K,)
+    temperature: float
+    log_prior: np.ndarray  # (K,) added after the temperature (0 when the model is balanced)
+
+    def logits(self, title: str, abstract: str) -> np.ndarray:
+        idx, val = self.vectorize(title, abstract)
+        z = val @ self.weights[idx] if len(idx) else np.zeros(len(self.classes))
+        return np.asarray((z + self.bias) / self.temperature + self.log_prior, dtype=np.float64)
+
+    def vectorize(self, title: str, abstract: str) -> tuple[np.ndarray, np.ndarray]:
+        """Feature indices and values: l2-normalised sublinear tf-idf, then cues at CUE_VALUE."""
+        voc = self.vocabulary
+        idx: list[int] = []
+        val: list[float] = []
+        for f, n in text_features(title, abstract).items():
+            j = voc.get(f)
+            if j is not None:
+                idx.append(j)
+                val.append((1.0 + math.log(n)) * float(self.idf[j]))
+        norm = math.sqrt(sum(v * v for v in val)) or 1.0
+        val = [v / norm for v in val]
+        for c in cue_features(title, abstract):
+            j = voc.get(c)
+            if j is not None:
+                idx.append(j)
+                val.append(CUE_VALUE)
+        return np.asarray(idx, dtype=np.int64), np.asarray(val, dtype=np.float64)
+
+    def predict(self, title: str | None, abstract: str | None) -> DesignPrediction:
+        z = self.logits(title or "", abstract or "")
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        k = int(p.argmax())
+        probs = {c: float(p[i]) for i, c in enumerate(self.classes)}
+        return DesignPrediction(self.classes[k], float(p[k]), probs)
+
+
+def save_design_model(path: Path, model: DesignModel) -> None:
+    """Plain arrays only (loads with ``allow_pickle=False``); weights as float16 to stay small."""
+    terms = sorted(model.vocabulary, key=model.vocabulary.__getitem__)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        np.savez_compressed(
+            f,
+            classes=np.array(model.classes),
+            terms=np.array(terms),
+            idf=model.idf.astype(np.float32),
+            weights=model.weights.astype(np.float16),
+            bias=model.bias.astype(np.float32),
+            temperature=np.array([model.temperature], dtype=np.float32),
+            log_prior=model.log_prior.astype(np.float32),
+        )
+
+
+def load_design_model(path: Path) -> DesignModel:
+    """The shipped model; ``DataError`` naming the file when missing or unreadable."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            classes = tuple(str(c) for c in z["classes"])
+            terms = z["terms"].tolist()
+            model = DesignModel(
+                classes=classes,
+                vocabulary={t: i for i, t in enumerate(terms)},
+                idf=z["idf"].astype(np.float64),
+                weights=z["weights"].astype(np.float32),
+                bias=z["bias"].astype(np.float64),
+                temperature=float(z["temperature"][0]),
+                log_prior=z["log_prior"].astype(np.float64),
+            )
+    except FileNotFoundError as exc:
+        raise DataError(f"design model missing: {path} (run scripts/train_design.py)") from exc
+    except (OSError, KeyError, ValueError) as exc:
+        raise DataError(f"{path}: unreadable design model ({exc})") from exc
+    unknown = set(classes) - set(DESIGN_CLASSES)
+    if unknown or model.weights.shape != (len(terms), len(classes)):
+        raise DataError(f"{path}: design model does not match this version (classes {sorted(unknown)})")
+    return model
+
+
+def design_model_path() -> Path:
+    """Where the shipped model is (for the CLI/app layer; library code takes a model)."""
+    return Path(__file__).resolve().parents[1] / "ebm" / "data" / "models" / "design.npz"
+
+
+# --- human or not --------------------------------------------------------------------------
+
+_HUMAN = re.compile(
+    r"\b(?:patients?|participants?|subjects|volunteers?|children|adolescents|women|men|adults|"
+    r"infants|neonates|newborns|people|persons|individuals|pregnan\w+|outpatients|inpatients|"
+    r"\d+[- ]year[- ]old)\b",
+    re.I,
+)
+
+
+def human_from(prediction: DesignPrediction, title: str | None, abstract: str | None) -> bool | None:
+    """False for an animal or in-vitro study (p >= 0.5), True when that is unlikely (p < 0.2)
+    and the text names people; None otherwise (abstain)."""
+    p_animal = prediction.probabilities.get("animal_or_in_vitro", 0.0)
+    if p_animal >= 0.5:
+        return False
+    if p_animal < 0.2 and _HUMAN.search((title or "") + "\n" + (abstract or "")):
+        return True
+    return None
