@@ -14,11 +14,13 @@ ANDed with its remaining words as ``word[tiab]``; alternatives in a slot ("wheez
 "acetaminophen, ibuprofen") are ORed; without a primary problem the co-occurring problems
 stand in. The filter is the task's Clinical Queries filter from ``rules/clinical_queries.tsv``.
 
-Dialects: ``pubmed`` (PubMed), ``local`` (the local store, which parses PubMed's syntax, so it
-gets the same filter strings) and ``subset``: only AND/OR/NOT, parentheses, quoted phrases,
-the tags [ti] [tiab] [mh] [majr] [pt] [la], ``hasabstract`` and ``2000:2010[dp]`` (no
-truncation, no subheadings), checked by ``parse_query``, for sources that take no more. The
-frame terms and limits are inside the subset in every dialect; only the filters differ.
+Dialects: ``pubmed`` (PubMed) and ``local`` (the local store, which parses PubMed's syntax with
+``ebm.query_syntax``, so it gets the same filter strings); only the limits differ.
+
+Words are read as the store indexes them (FTS5 ``unicode61``, diacritics removed): "Guillain–Barré
+syndrome" is looked up and searched as "Guillain-Barre syndrome", so its MeSH heading is found; a
+slot (or an alternative in it) with nothing searchable left is reported in ``Retrieval.notes``,
+never dropped silently.
 
 ``retrieve`` runs the query on any ``CitationSource``; while fewer than ``min_hits`` come back
 it relaxes, cumulatively, in the order of ``LADDER``: drop the comparison, drop the population,
@@ -31,7 +33,7 @@ local store's BM25 does). The result says which relaxations were used.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import unicodedata
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -42,212 +44,6 @@ if TYPE_CHECKING:
     from ebm.mesh import MeshVocabulary
     from ebm.rules import RuleSet
     from ebm.source import CitationSource, SearchResult, Sort
-
-# --- the query subset -------------------------------------------------------------------
-
-TAGS = ("ti", "tiab", "mh", "majr", "pt", "la", "dp")
-# PubMed's long field names -> the subset's short tag (None: not in the subset).
-LONG_TAGS: dict[str, str | None] = {
-    "title": "ti",
-    "title/abstract": "tiab",
-    "text word": None,
-    "tw": None,
-    "mesh terms": "mh",
-    "mesh": "mh",
-    "mesh major topic": "majr",
-    "publication type": "pt",
-    "language": "la",
-    "lang": "la",
-    "date - publication": "dp",
-    "pdat": "dp",
-    "subheading": None,
-    "sh": None,
-    "mesh subheading": None,
-    "mesh:noexp": None,
-}
-OPERATORS = ("AND", "OR", "NOT")
-
-
-class QuerySyntaxError(InputError):
-    """A query outside the supported subset; the message names the part."""
-
-
-@dataclass(frozen=True)
-class Term:
-    text: str  # as written, without quotes
-    tag: str | None  # one of TAGS, or None (untagged)
-    phrase: bool = False
-
-
-@dataclass(frozen=True)
-class HasAbstract:
-    pass
-
-
-@dataclass(frozen=True)
-class Years:
-    start: int
-    end: int
-
-
-@dataclass(frozen=True)
-class And:
-    items: tuple[Node, ...]
-
-
-@dataclass(frozen=True)
-class Or:
-    items: tuple[Node, ...]
-
-
-@dataclass(frozen=True)
-class Not:
-    include: Node
-    exclude: Node
-
-
-Node = Term | HasAbstract | Years | And | Or | Not
-
-_YEARS = re.compile(r"^(\d{4})(?::(\d{4}))?$")
-
-
-def _tokens(query: str) -> Iterator[tuple[str, str, str | None, int]]:
-    """(kind, text, tag, position); kinds: '(', ')', 'op', 'word', 'phrase'."""
-    i, n = 0, len(query)
-    while i < n:
-        c = query[i]
-        if c.isspace():
-            i += 1
-            continue
-        if c in "()":
-            yield c, c, None, i
-            i += 1
-            continue
-        start = i
-        if c == '"':
-            j = query.find('"', i + 1)
-            if j < 0:
-                raise QuerySyntaxError(f"unclosed quote at character {i + 1} of {query!r}")
-            kind, text, i = "phrase", query[i + 1 : j], j + 1
-        elif c in "[]":
-            raise QuerySyntaxError(f"unexpected {c!r} at character {i + 1} of {query!r}")
-        else:
-            m = re.compile(r'[^\s()"\[\]]+').match(query, i)
-            assert m is not None
-            kind, text, i = "word", m.group(0), m.end()
-        tag = None
-        k = i
-        while k < n and query[k] == " ":
-            k += 1
-        if k < n and query[k] == "[":
-            j = query.find("]", k)
-            if j < 0:
-                raise QuerySyntaxError(f"unclosed '[' at character {k + 1} of {query!r}")
-            tag, i = query[k + 1 : j].strip(), j + 1
-        if kind == "word" and tag is None and text in OPERATORS:
-            yield "op", text, None, start
-        else:
-            yield kind, text, tag, start
-
-
-def _merged(tokens: list[tuple[str, str, str | None, int]]) -> list[tuple[str, str, str | None, int]]:
-    """An unquoted run of words before a field tag is one term, as in PubMed:
-    ``randomized controlled trial[pt]`` is the publication type, not three words."""
-    out: list[tuple[str, str, str | None, int]] = []
-    run: list[tuple[str, str, str | None, int]] = []
-    for tok in tokens:
-        if tok[0] == "word" and tok[2] is None:
-            run.append(tok)
-            continue
-        if tok[0] == "word" and tok[2] is not None and run:
-            text = " ".join(t[1] for t in run) + " " + tok[1]
-            out.append(("phrase", text, tok[2], run[0][3]))
-        else:
-            out.extend(run)
-            out.append(tok)
-        run = []
-    out.extend(run)
-    return out
-
-
-def _term(kind: str, text: str, tag: str | None, pos: int, query: str) -> Node:
-    where = f"at character {pos + 1}"
-    if tag is not None:
-        t = tag.casefold()
-        if t not in TAGS:
-            short = LONG_TAGS.get(t, "")
-            hint = f"; write [{short}]" if short else ""
-            raise QuerySyntaxError(
-                f"field tag [{tag}] {where} is not in the query subset "
-                f"({' '.join(f'[{x}]' for x in TAGS)}){hint}"
-            )
-        tag = t
-    if kind == "word":
-        if text.casefold() == "hasabstract" and tag is None:
-            return HasAbstract()
-        m = _YEARS.match(text)
-        if m and tag == "dp":
-            return Years(int(m.group(1)), int(m.group(2) or m.group(1)))
-        if "*" in text:
-            raise QuerySyntaxError(f"truncation ({text}) {where} is not supported: list the words")
-    if tag == "dp":
-        raise QuerySyntaxError(f"[dp] {where} takes a year or a year range (2000:2010[dp])")
-    if not text.strip():
-        raise QuerySyntaxError(f"empty phrase {where}")
-    return Term(text.strip(), tag, kind == "phrase")
-
-
-def parse_query(query: str) -> Node:
-    """Parse a query in the supported subset (PubMed semantics: operators left to right)."""
-    toks = _merged(list(_tokens(query)))
-    if not toks:
-        raise QuerySyntaxError("empty query")
-    pos = 0
-
-    def primary() -> Node:
-        nonlocal pos
-        if pos >= len(toks):
-            raise QuerySyntaxError(f"query ends where a term was expected: {query!r}")
-        kind, text, tag, at = toks[pos]
-        pos += 1
-        if kind == "(":
-            node = expr()
-            if pos >= len(toks) or toks[pos][0] != ")":
-                raise QuerySyntaxError(f"unclosed '(' at character {at + 1} of {query!r}")
-            pos += 1
-            return node
-        if kind in (")", "op"):
-            raise QuerySyntaxError(f"unexpected {text!r} at character {at + 1} of {query!r}")
-        return _term(kind, text, tag, at, query)
-
-    def expr() -> Node:
-        nonlocal pos
-        node = primary()
-        while pos < len(toks) and toks[pos][0] != ")":
-            kind, text, _, _ = toks[pos]
-            op = "AND"
-            if kind == "op":
-                op = text
-                pos += 1
-            rhs = primary()
-            node = _combine(op, node, rhs)
-        return node
-
-    node = expr()
-    if pos < len(toks):
-        raise QuerySyntaxError(f"unmatched ')' at character {toks[pos][3] + 1} of {query!r}")
-    return node
-
-
-def _combine(op: str, left: Node, right: Node) -> Node:
-    if op == "NOT":
-        return Not(left, right)
-    cls = And if op == "AND" else Or
-    items = (left.items if isinstance(left, cls) else (left,)) + (
-        right.items if isinstance(right, cls) else (right,)
-    )
-    return cls(items)
-
 
 # --- from frame terms to clauses --------------------------------------------------------
 
@@ -263,8 +59,26 @@ GENERIC = frozenset(
     "receiving compared year years old older younger month months week weeks day days".split()
 )
 MAX_NGRAM = 6
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
+# a word: letters or digits of any script, with inner apostrophes and hyphens ("Crohn's")
+_WORD = re.compile(r"[^\W_](?:[^\W_]|['\-])*")
 _ALTERNATIVES = re.compile(r"\s*(?:/|,|;|\bor\b)\s*", re.IGNORECASE)
+_FOLD = str.maketrans(
+    {**dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+     **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u00b4\u0060", "'"),
+     **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb", '"')}
+)  # fmt: skip
+
+
+def fold(text: str) -> str:
+    """Text as the store's tokenizer reads it (FTS5 unicode61, remove_diacritics): accents of
+    Latin letters removed ("Barré" -> "Barre", "Sjögren" -> "Sjogren"), typographic dashes and
+    quotes made plain; other scripts as written (the tokenizer keeps them so)."""
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFD", text.translate(_FOLD)):
+        if unicodedata.combining(ch) and out and out[-1] < "\u0250":
+            continue  # a mark on a Latin letter
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
 
 
 @dataclass(frozen=True)
@@ -288,18 +102,20 @@ class Unit:
 
 def _tiab(text: str) -> str:
     t = text.replace('"', " ").strip()
-    if re.fullmatch(r"[A-Za-z0-9]+", t):
+    if re.fullmatch(r"[^\W_]+", t):
         return f"{t}[tiab]"
     return f'"{" ".join(t.split())}"[tiab]'
 
 
 def alternatives(text: str) -> list[str]:
-    """Slot text split into alternatives: 'wheezing / asthma' -> ['wheezing', 'asthma']."""
-    return [a for a in (s.strip() for s in _ALTERNATIVES.split(text)) if a]
+    """Slot text split into alternatives: 'wheezing / asthma' -> ['wheezing', 'asthma']
+    (folded: see ``fold``)."""
+    return [a for a in (s.strip() for s in _ALTERNATIVES.split(fold(text))) if a]
 
 
 def units(text: str, vocabulary: MeshVocabulary) -> list[Unit]:
     """The MeSH descriptors named in ``text`` (longest entry terms first) and its other words."""
+    text = fold(text)
     whole = " ".join(_WORD.findall(text))
     if not whole:
         return []
@@ -356,6 +172,21 @@ def slot_clause(texts: tuple[str, ...], vocabulary: MeshVocabulary, mesh_only: b
     return alts[0] if len(alts) == 1 else "(" + " OR ".join(alts) + ")"
 
 
+def unsearchable(frame: Frame, vocabulary: MeshVocabulary) -> tuple[str, ...]:
+    """A note for each slot text, or alternative in it, that leaves nothing to search (only
+    stop words, generic words, numbers or punctuation): the query goes on without it."""
+    notes: list[str] = []
+    slots = [("problem", (frame.problem,) if frame.problem else frame.co_problems)]
+    slots += [(name, getattr(frame, name)) for name in ("intervention", "comparison", "population")]
+    for name, value in slots:
+        texts = (value,) if isinstance(value, str) else tuple(value or ())
+        for text in texts:
+            for alt in _ALTERNATIVES.split(text):
+                if alt.strip() and not units(alt, vocabulary):
+                    notes.append(f"{name} {alt.strip()!r} has no searchable word: left out of the query")
+    return tuple(notes)
+
+
 # --- plans and relaxation ---------------------------------------------------------------
 
 # Limits the paper always applied (section 7): abstracts, English, humans. The local store
@@ -363,16 +194,14 @@ def slot_clause(texts: tuple[str, ...], vocabulary: MeshVocabulary, mesh_only: b
 # PICO-data, ...), which English[la] and humans[mh] would exclude: there the humans limit
 # takes PubMed's unknown-tolerant form (drop animal-only records) and language is left to
 # the answer.
-DIALECTS = ("pubmed", "local", "subset")
+DIALECTS = ("pubmed", "local")
 LIMITS: dict[str, tuple[str, ...]] = {
     "pubmed": ("hasabstract", "English[la]", "humans[mh]"),
     "local": ("hasabstract",),
-    "subset": ("hasabstract",),
 }
 EXCLUDE: dict[str, str | None] = {
     "pubmed": None,
     "local": "(animals[mh] NOT humans[mh])",
-    "subset": "(animals[mh] NOT humans[mh])",
 }
 
 
@@ -503,7 +332,7 @@ def formulate(
     """The first, strictest query for ``frame``."""
     q = build_query(frame, rules=rules, dialect=dialect, vocabulary=vocabulary)
     if q is None:
-        raise InputError("the frame has nothing to search for: give a problem or an intervention")
+        raise InputError(_nothing_to_search(frame))
     return q
 
 
@@ -518,8 +347,8 @@ def ladder(
     settings = Settings()
     first = build_query(frame, settings, rules=rules, dialect=dialect, vocabulary=vocabulary)
     if first is None:
-        raise InputError("the frame has nothing to search for: give a problem or an intervention")
-    out = [(first, ())]
+        raise InputError(_nothing_to_search(frame))
+    out: list[tuple[str, tuple[str, ...]]] = [(first, ())]
     used: tuple[str, ...] = ()
     for name, change in LADDER:
         candidate = replace(settings, **change)  # type: ignore[arg-type]
@@ -530,6 +359,16 @@ def ladder(
         used = used + (name,)
         out.append((q, used))
     return out
+
+
+def _nothing_to_search(frame: Frame) -> str:
+    given = [
+        f"{n} {v!r}"
+        for n in ("problem", "intervention", "comparison", "population")
+        if (v := getattr(frame, n))
+    ]
+    what = f" ({'; '.join(given)}: only stop words, generic words or numbers)" if given else ""
+    return f"the frame has nothing to search for{what}: give a problem or an intervention"
 
 
 @dataclass(frozen=True)
@@ -546,6 +385,7 @@ class Retrieval:
     relaxations: tuple[str, ...]  # the relaxations it needed, in order ("drop comparison", ...)
     result: SearchResult
     attempts: tuple[Attempt, ...]  # every query run, in order, with its hit count
+    notes: tuple[str, ...] = ()  # parts of the frame the query could not search (``unsearchable``)
 
 
 def retrieve(
@@ -561,15 +401,18 @@ def retrieve(
 ) -> Retrieval:
     """Search ``source`` for ``frame``, relaxing the query until ``min_hits`` citations come back.
 
-    ``dialect`` defaults to the source's name ("pubmed" or "local"; "subset" for a source
-    that parses only the minimal subset). When even the loosest query finds fewer than
-    ``min_hits``, the attempt with the most hits is kept (the least relaxed among equals).
-    A query the source refuses (``EbmError``) is recorded in ``attempts`` and the ladder goes
-    on; if every query is refused, the last refusal is raised. A source that cannot be reached
+    ``dialect`` defaults to the source's name ("pubmed" or "local"). When even the loosest
+    query finds fewer than ``min_hits``, the attempt with the most hits is kept (the least
+    relaxed among equals). A query the source refuses (``EbmError``) is recorded in
+    ``attempts`` and the ladder goes on; if every query is refused, the last refusal is raised. A source that cannot be reached
     or answers too late (``SourceUnavailable``) or the question's deadline stops the ladder at once.
     """
     if dialect is None:
         dialect = "pubmed" if getattr(source, "name", "") == "pubmed" else "local"
+    if vocabulary is None:  # as build_query does
+        from ebm.mesh import mesh
+
+        vocabulary = mesh()
     attempts: list[Attempt] = []
     best: tuple[int, str, tuple[str, ...], SearchResult] | None = None
     refused: EbmError | None = None
@@ -594,4 +437,4 @@ def retrieve(
         assert refused is not None
         raise refused
     _, query, relaxations, result = best
-    return Retrieval(query, relaxations, result, tuple(attempts))
+    return Retrieval(query, relaxations, result, tuple(attempts), unsearchable(frame, vocabulary))

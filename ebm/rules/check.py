@@ -240,7 +240,7 @@ def check_journals(t: Journals) -> list[Problem]:
 
 
 def check_clinical_queries(t: ClinicalQueries) -> list[Problem]:
-    from ebm.query import QuerySyntaxError, parse_query
+    from ebm.query_syntax import QuerySyntaxError, require_subset
 
     try:  # the local store's parser, when installed: PUBMED must run there too
         from ebm.store.query import translate as store_translate
@@ -261,7 +261,7 @@ def check_clinical_queries(t: ClinicalQueries) -> list[Problem]:
             except EbmError as exc:
                 out.append(Problem(r.file, r.line, f"pubmed: the local store cannot run it: {exc}"))
         try:
-            parse_query(r.subset)
+            require_subset(r.subset)
         except QuerySyntaxError as exc:
             out.append(Problem(r.file, r.line, f"subset: {exc}"))
     return out
