@@ -26,6 +26,7 @@ COMMANDS: list[str] = [
     "evaluate",
     "rules",
     "ask",
+    "frame",
     "bench",
     "serve",
 ]

@@ -1,0 +1,189 @@
+"""``ebm.question``: a question in plain words -> a PICO frame (issue 16), on real questions."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ebm.errors import InputError
+from ebm.frame import Task
+from ebm.question import (
+    ParsedQuestion,
+    QuestionCues,
+    RoleModel,
+    load_question_cues,
+    load_role_model,
+    parse_question,
+    understood_as,
+)
+from ebm.rules.table import load
+from tests.conftest import ROOT, load_script
+
+CUES = ROOT / "rules" / "question_cues.tsv"
+MODEL = ROOT / "ebm" / "data" / "models" / "question_roles.json.gz"
+
+
+@pytest.fixture(scope="module")
+def cues() -> QuestionCues:
+    return load_question_cues(CUES)
+
+
+@pytest.fixture(scope="module")
+def model() -> RoleModel:
+    return load_role_model(MODEL)
+
+
+@pytest.fixture
+def parse(resources, cues: QuestionCues, model: RoleModel):  # type: ignore[no-untyped-def]
+    def run(text: str) -> ParsedQuestion:
+        return parse_question(text, resources.matcher, resources.vocabulary, cues, model)
+
+    return run
+
+
+def test_issue_example_therapy_with_comparison(parse) -> None:  # type: ignore[no-untyped-def]
+    p = parse("Is ibuprofen better than acetaminophen for fever in children?")
+    f = p.frame
+    assert f.task is Task.THERAPY
+    assert (f.problem, f.population, f.intervention, f.comparison) == (
+        "fever",
+        ("children",),
+        ("ibuprofen",),
+        ("acetaminophen",),
+    )
+    assert f.question == "Is ibuprofen better than acetaminophen for fever in children?"
+    assert "'better than'" in p.task_reason
+    assert understood_as(p) == (
+        "Understood as: therapy · problem fever · population children · intervention ibuprofen · "
+        "comparison acetaminophen"
+    )
+    assert p.unplaced == ()
+
+
+def test_issue_example_keywords(parse) -> None:  # type: ignore[no-untyped-def]
+    p = parse("leg cramps quinine")
+    assert p.frame.task is Task.THERAPY
+    assert p.frame.problem == "leg cramps"  # the anatomy word stays with its disorder
+    assert p.frame.intervention == ("quinine",)
+    # no task word: the default is said, not hidden
+    assert "no task words" in p.task_reason and "default" in p.task_reason
+
+
+def test_diagnostic_question(parse) -> None:  # type: ignore[no-untyped-def]
+    p = parse(
+        "In elderly patients with suspected acute appendicitis, are leukocyte count and "
+        "C-reactive protein useful for diagnosis?"
+    )
+    f = p.frame
+    assert f.task is Task.DIAGNOSTIC_TEST
+    assert f.problem == "suspected acute appendicitis"
+    assert f.population == ("elderly patients",)
+    assert f.intervention == ("leukocyte count", "C-reactive protein")
+
+
+def test_etiology_question(parse) -> None:  # type: ignore[no-untyped-def]
+    p = parse("Is obesity a risk factor for wheezing in adolescents?")
+    f = p.frame
+    assert f.task is Task.ETIOLOGY
+    assert f.problem == "wheezing" and f.intervention == ("obesity",) and f.population == ("adolescents",)
+    p = parse("What drugs can cause seizures?")
+    assert p.frame.task is Task.ETIOLOGY
+    assert p.frame.problem == "seizures" and p.frame.intervention == ("drugs",)  # unknown words kept as text
+
+
+def test_ambiguous_task_is_explained(parse) -> None:  # type: ignore[no-untyped-def]
+    p = parse("Does aspirin prevent stroke, and what is the risk of bleeding?")
+    assert p.frame.task is Task.PREVENTION
+    assert "ambiguous" in p.task_reason and "etiology" in p.task_reason
+
+
+def test_accented_words(parse) -> None:  # type: ignore[no-untyped-def]
+    p = parse("Is betahistine effective for Ménière's disease in adults?")
+    f = p.frame
+    assert f.problem == "Ménière's disease"
+    assert f.intervention == ("betahistine",)
+    assert f.task is Task.THERAPY
+    # accented cue words read like plain ones ("prévent" is not English, "prévention" folds to it)
+    p = parse("prévention of Sjögren's syndrome")
+    assert p.frame.task is Task.PREVENTION and p.frame.problem == "Sjögren's syndrome"
+
+
+def _all_words_accounted(p: ParsedQuestion, text: str) -> None:
+    frame_text = " ".join(
+        [p.frame.problem or "", p.frame.outcome or ""]
+        + [
+            v
+            for s in ("co_problems", "population", "intervention", "comparison")
+            for v in getattr(p.frame, s)
+        ]
+    )
+    for w in p.words:
+        assert w.use in (
+            "problem",
+            "co_problem",
+            "population",
+            "intervention",
+            "comparison",
+            "outcome",
+            "cue",
+            "ignored",
+            "unplaced",
+        )
+        assert text[w.start : w.start + len(w.text)] == w.text
+        if w.use not in ("cue", "ignored", "unplaced"):
+            assert w.text in frame_text, (text, w)
+
+
+def test_no_word_dropped_silently(parse, shared: Path) -> None:  # type: ignore[no-untyped-def]
+    """Every word of 200 CLIREC keyword queries and PICO strings is in a slot, a cue, the
+    ignored words or the unplaced words, at its place in the text."""
+    train = load_script("train_question_model")
+    queries = train.read_clirec(shared.parent)
+    texts = sorted({q.keywords for q in queries} | {v for q in queries[:60] for v in q.fields.values()})[:200]
+    assert len(texts) == 200
+    for text in texts:
+        p = parse(text)
+        norm = " ".join(text.split())
+        _all_words_accounted(p, norm)
+        assert len(p.words) == len(norm.split()) or len(p.words) >= 1
+
+
+def test_cue_table_round_trip_and_errors(tmp_path: Path) -> None:
+    from ebm.question import QUESTION_CUE_COLUMNS
+
+    table = load(CUES, QUESTION_CUE_COLUMNS)
+    assert table.dumps() == CUES.read_text(encoding="utf-8")
+    bad = tmp_path / "question_cues.tsv"
+    shutil.copy(CUES, bad)
+    lines = bad.read_text(encoding="utf-8").splitlines()
+    n = next(i for i, line in enumerate(lines) if line.startswith("task\t"))
+    lines[n] = "task\tbetter than\ttherapie\t2"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"question_cues.tsv:{n + 1}: .*'therapie'.*did you mean 'therapy'"):
+        load_question_cues(bad)
+    lines[n] = "before\tversus\tprevention\t1"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"question_cues.tsv:{n + 1}: .*a before row needs a role"):
+        load_question_cues(bad)
+    lines[n] = "task\tversus\ttherapy\tmuch"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"question_cues.tsv:{n + 1}: .*not a number"):
+        load_question_cues(bad)
+
+
+def test_empty_question_is_an_input_error(parse) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InputError, match="no words"):
+        parse("  ?? ")
+
+
+def test_model_file_errors(tmp_path: Path) -> None:
+    from ebm.errors import DataError
+
+    with pytest.raises(DataError, match="not found"):
+        load_role_model(tmp_path / "missing.json.gz")
+    bad = tmp_path / "bad.json.gz"
+    bad.write_bytes(b"not gzip")
+    with pytest.raises(DataError, match="not a question role model"):
+        load_role_model(bad)
