@@ -91,7 +91,9 @@ def create_app(
     workers: int | None = None,
     api_waiters: int = API_WAITERS,
 ) -> Flask:
-    """The application; its worker thread starts at once (and warms up unless ``warm=False``).
+    """The application; its workers start at once (``workers`` processes, default one per core;
+    0: one thread) and warm up unless ``warm=False``. At most ``api_waiters`` API calls wait for
+    their answer at once (the other request threads stay free for pages).
     ``trusted_hosts``: the Host names accepted (the loopback names when serving on loopback,
     so a web page elsewhere cannot reach the server through DNS rebinding)."""
     app = Flask(__name__)
