@@ -63,7 +63,7 @@ _TENS = {
 }
 _WORD = "|".join(sorted(list(_UNITS) + list(_TENS) + ["hundred", "thousand"], key=len, reverse=True))
 _NUM_WORDS = rf"(?:(?:{_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_WORD}))*)"
-_NUM_DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?![.,]\d)"
+_NUM_DIGITS = r"(?<![\d,.])(?:\d{1,3}(?:,\d{3})+|\d+)(?![.,]\d)"
 NUMBER = rf"(?:{_NUM_DIGITS}|\b{_NUM_WORDS}\b)"
 
 # Words naming people counted as participants.
@@ -75,9 +75,18 @@ _PEOPLE = (
     r"athletes?|pairs?|dyads?|cases?|users?|employees?|teenagers?|youths?|toddlers?|"
     r"preterm|neonates|eyes|teeth|donors?|caregivers?|parents?|households?|runners?|"
     r"drinkers?|cancer survivors|controls?|members?|clients?|candidates?|enrollees?|"
-    r"respondents?|twins?|schoolchildren|primigravidae|multiparas?|nulliparas?|primiparas?"
+    r"respondents?|twins?|schoolchildren|primigravidae|multiparas?|nulliparas?|primiparas?|"
+    r"diabetics|asthmatics|phobics|parturients|hypertensives|consumers|subjects"
 )
-_PERSON_AFTER = re.compile(rf"^\s+(?:[A-Za-z][\w'/-]*[\s,]+){{0,5}}?(?:{_PEOPLE})\b", re.I)
+# Up to four words (not "and", "of", "with", ...) between the count and the people it counts.
+_GAP_WORD = r"(?!(?:and|of|with|in|from|who|were|was|to|for|at|by)\b)[A-Za-z][\w'/-]*"
+_PAIR = re.compile(rf"(\s+(?:{_GAP_WORD}\s+){{0,3}}(?:{_PEOPLE}))?,?\s+(?:and|or)\s+({NUMBER})(?=\s)", re.I)
+_PERSON_AFTER = re.compile(rf"^\s+(?:{_GAP_WORD}[\s,]+){{0,4}}?(?:{_PEOPLE})\b", re.I)
+_UNIT_AFTER = r"\s*(?:%|percent|per\b|mg|g\b|kg|ml|mmol|µ|years?|months?|weeks?|days?|hours?|h\b|min|times)"
+_SUBJECT_VERB = (
+    r"\s+(?:(?:were|was|had) (?:randomi|randomly|enroll|recruit|included|assigned|allocated)|received\b)"
+)
+_SUBJECT_ENROLLED = r"\s+(?:\w+\s+){0,4}(?:were|was) (?:enroll|recruit|included)"
 _NUMBER_RE = re.compile(NUMBER, re.I)
 _N_EQUALS = re.compile(rf"\b[nN]\s*=\s*({_NUM_DIGITS})")
 
@@ -91,15 +100,40 @@ _ENROLLED = re.compile(
 _TOTAL = re.compile(r"\b(?:a total of|total of|overall,?|in total|altogether)\s*$", re.I)
 _BAD_BEFORE = re.compile(
     r"(?:\baged?|\bage of|\bmean|\bmedian|\bday|\bweek|\bmonth|\bvisit|\bphase|\bgrade|\bstage|\btype|"
-    r"[<>≥≤±]|\bthan|\bto|-)\s*$",
+    r"[<>≥≤±]|\bthan|\d\s*(?:to|-|–))\s*$",
     re.I,
 )
 _BAD_SENTENCE_WORDS = re.compile(
     r"\b(?:screened|assessed for eligibility|excluded|withdr[ae]w|withdrawn|lost to follow|dropped out|"
-    r"died|deaths?|discontinued|ineligible|declined|refused)\b",
+    r"died|deaths?|discontinued|ineligible|declined|refused|invited)\b",
     re.I,
 )
-_SENTENCE = re.compile(r"[^.!?;]*(?:[.!?;](?!\d)|$)")
+# A count of people that a study verb or preposition introduces: "in 12 healthy volunteers",
+# "involved 86 patients", "The study included 171 patients", "Participants were 52 families".
+_INTRO_BEFORE = re.compile(
+    r"\b(?:in|on|involv\w*|includ\w*|enroll?\w*|recruit\w*|stud\w+|evaluat\w*|examin\w*|compris\w*|"
+    r"consist\w* of|identified|analy[sz]ed|sample of|total of|were|was|of|among|assigned|randomi[sz]ed|"
+    r"in which|where)\s*$",
+    re.I,
+)
+_STUDY_WORDS = re.compile(
+    r"\b(?:study|trial|we|investigat\w*|compar\w*|conduct\w*|perform\w*|evaluat\w*|examin\w*|sample|"
+    r"participants|subjects|enroll?\w*|recruit\w*|includ\w*|involv\w*|consist\w*|compris\w*|records?|cohort)\b",
+    re.I,
+)
+_PER_GROUP = re.compile(
+    r"^\s*(?:[\w-]+\s+){0,4}?(?:in (?:both|each) (?:groups?|arms?)|per (?:group|arm)|each)\b", re.I
+)
+_SUBGROUP_AFTER = re.compile(r"^[^.;,]{0,40}?\(\s*\d+(?:\.\d+)?\s*%", re.I)  # "13 patients (45%) had ..."
+# Words that make the counts of a sentence parts of one another, not groups to add up.
+_SUBSET = re.compile(
+    r"\b(?:completed|finished|analy[sz]ed|evaluable|responded|remained|had|developed|achieved|"
+    r"experienced|reported|showed|occurred)\b",
+    re.I,
+)
+_NESTED_BEFORE = re.compile(r"(?:^|[:.]\s*)(?:of|among|from)\s+(?:the|these|all|a total of)?\s*$", re.I)
+_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_YEAR_BEFORE = re.compile(rf"(?:\b{_MONTHS}|\b(?:in|from|since|between|until|during|to|and|of)|,)\s*$", re.I)
 MIN_SCORE = 3.0
 
 
@@ -138,81 +172,105 @@ class _Candidate:
 
 
 def _sentences(text: str) -> list[tuple[int, str]]:
+    """Sentences with their offsets: split after . ! ? ; followed by white space, and at line breaks."""
     out = []
-    for m in _SENTENCE.finditer(text):
-        if m.group().strip():
-            out.append((m.start(), m.group()))
+    pos = 0
+    for m in re.finditer(r"(?<=[.!?;])\s+|\n+", text):
+        if text[pos : m.start()].strip():
+            out.append((pos, text[pos : m.start()]))
+        pos = m.end()
+    if text[pos:].strip():
+        out.append((pos, text[pos:]))
     return out
+
+
+def _is_year(value: int, before: str, after: str) -> bool:
+    if not 1900 <= value <= 2030:
+        return False
+    return bool(_YEAR_BEFORE.search(before) or re.match(r"\s*(?:and|to|-|–)\s*\d{4}", after))
 
 
 def _candidates(text: str) -> list[_Candidate]:
     found: list[_Candidate] = []
-    half = len(text) * 0.6
+    late = len(text) * 0.6
     for s_start, sent in _sentences(text):
         randomized = bool(_RANDOMIZED.search(sent))
         enrolled = bool(_ENROLLED.search(sent))
+        study = bool(_STUDY_WORDS.search(sent))
         bad_sentence = bool(_BAD_SENTENCE_WORDS.search(sent))
-        for m in _NUMBER_RE.finditer(sent):
+        people: list[_Candidate] = []
+        skip_until = -1
+        scan = re.sub(r"\b((?:19|20)\d\d),(?=\d)", r"\1 ", sent)  # "February 2011,157 patients"
+        for m in _NUMBER_RE.finditer(scan):
+            if m.start() < skip_until:
+                continue
             value = parse_number(m.group())
             if value is None or value < 2 or value > 500000:
                 continue
-            before = sent[: m.start()]
-            if (
-                _BAD_BEFORE.search(before)
-                or re.search(r"\b(?:in|of|from|since|during)\s*$", before)
-                and 1900 <= value <= 2030
-            ):
+            before, after = scan[: m.start()], scan[m.end() :]
+            if _BAD_BEFORE.search(before) or _is_year(value, before, after):
                 continue
-            after = sent[m.end() :]
-            if re.match(
-                r"\s*(?:%|percent|per\b|mg|g\b|kg|ml|mmol|µ|years?|months?|weeks?|days?|hours?|h\b|min|times)",
-                after,
-                re.I,
-            ):
+            if re.match(_UNIT_AFTER, after, re.I):
                 continue
-            if not _PERSON_AFTER.match(after):
-                if not re.match(
-                    r"\s+(?:were|was|had) (?:randomi|randomly|enroll|recruit|included|assigned|allocated)",
-                    after,
-                    re.I,
-                ):
-                    continue
+            # "15 and 19 healthy women", "381 girls and 375 boys": two groups in one phrase
+            pair = _PAIR.match(after)
+            if pair and not _PERSON_AFTER.match(after[pair.end() :]):
+                pair = None
+            noun_after = after[pair.end() :] if pair and not pair.group(1) else after
+            if not _PERSON_AFTER.match(noun_after) and not re.match(_SUBJECT_VERB, after, re.I):
+                continue
             score = 1.0
             if randomized:
                 score += 2.0
             if enrolled:
                 score += 2.0
-            if not before.strip():
+            if not before.strip() or re.search(r"(?:PARTICIPANTS|PATIENTS|SUBJECTS)\s*:?\s*$", before):
                 score += 2.0  # "37 otherwise healthy children aged 2 to 12 years": a participants section
-            clause = re.split(r"[,;:(]", after, maxsplit=1)[0][:60]
-            if _RANDOMIZED.search(clause) or re.match(
-                r"\s+(?:\w+\s+){0,4}(?:were|was) (?:enroll|recruit|included)", after, re.I
-            ):
-                score += 1.0  # the count is the subject of the randomisation / enrolment
+            elif _INTRO_BEFORE.search(before) and study:
+                score += 2.0
             if _TOTAL.search(before):
                 score += 2.0
-            if re.search(r"\b(?:of|among)\s*$", before) and not randomized:
-                score -= 0.5
+            clause = re.split(r"[,;:(]", after, maxsplit=1)[0][:60]
+            if _RANDOMIZED.search(clause) or re.match(_SUBJECT_ENROLLED, after, re.I):
+                score += 1.0  # the count is the subject of the randomisation / enrolment
             if bad_sentence:
                 score -= 2.0
-            if s_start + m.start() > half:
+            if _PER_GROUP.match(noun_after) or _SUBGROUP_AFTER.match(after):
+                score -= 3.0
+            if s_start + m.start() > late:
                 score -= 0.5  # results tend to count subgroups
-            found.append(_Candidate(value, score, s_start + m.start(), s_start + m.end(), sent.strip()))
+            end = m.end()
+            if pair and (second := parse_number(pair.group(2))):
+                value += second  # "administered to 15 and 19 healthy women"
+                end = m.end() + pair.end()
+                skip_until = end
+                score += 0.5
+            cand = _Candidate(value, score, s_start + m.start(), s_start + end, sent.strip())
+            found.append(cand)
+            if not _NESTED_BEFORE.search(before):  # "Of 1,024 patients, 512 ...": a total, not a group
+                people.append(cand)
+        if len(people) >= 2 and not bad_sentence and not _SUBSET.search(sent):
+            # Several groups counted in one sentence and no total: their sum is the sample.
+            total = sum(c.value for c in people)
+            top = max(c.score for c in people)
+            found.append(_Candidate(total, top + 0.5, people[0].start, people[-1].end, sent.strip()))
         groups = [int(g.replace(",", "")) for g in _N_EQUALS.findall(sent)]
         if groups:
             ns = list(_N_EQUALS.finditer(sent))
-            value = sum(groups) if randomized and len(groups) > 1 else groups[0]
-            score = (
-                1.5
-                + (2.0 if randomized else 0.0)
-                + (1.0 if enrolled else 0.0)
-                - (2.0 if bad_sentence else 0.0)
-            )
+            value = sum(groups) if len(groups) > 1 and (randomized or enrolled or study) else groups[0]
+            score = 1.5 + (2.0 if randomized else 0.0) + (1.0 if enrolled else 0.0)
+            score -= 2.0 if bad_sentence else 0.0
             if len(groups) == 1 and (randomized or enrolled):
                 score += 0.5
-            found.append(
-                _Candidate(value, score, s_start + ns[0].start(1), s_start + ns[-1].end(1), sent.strip())
-            )
+            if len(groups) > 1:
+                score += 0.5
+            span = (s_start + ns[0].start(1), s_start + ns[-1].end(1))
+            found.append(_Candidate(value, score, span[0], span[1], sent.strip()))
+        in_groups = re.findall(rf"({_NUM_DIGITS}) in the\b", sent)
+        if len(in_groups) >= 2 and re.search(r"\bgroups?\b", sent):
+            i0 = sent.find(in_groups[0])
+            total = sum(int(g.replace(",", "")) for g in in_groups)
+            found.append(_Candidate(total, 4.0, s_start + i0, s_start + i0 + len(in_groups[0]), sent.strip()))
     return found
 
 
