@@ -126,7 +126,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _frames(args: argparse.Namespace):  # -> list[tuple[Frame, str]]
-    from ebm.frame import frame_from_args, load_frame, load_frames
+    from ebm.frame import Frame, frame_from_args, load_frame, load_frames
 
     given = args.frame if isinstance(args.frame, list) else ([args.frame] if args.frame else [])
     slots = [args.task, args.problem, args.outcome, args.question]
@@ -148,7 +148,7 @@ def _frames(args: argparse.Namespace):  # -> list[tuple[Frame, str]]
             id=args.id,
         )
         return [(frame, frame.id or "question")]
-    out = []
+    out: list[tuple[Frame, str]] = []
     for path in given:
         if path.is_dir():
             files = sorted(f for f in path.iterdir() if f.suffix.lower() in (".yaml", ".yml", ".json"))
@@ -398,11 +398,11 @@ def print_explanation(x, out: TextIO) -> None:  # Explanation
     ]
     for title, components in groups:
         print(f"\n{title}", file=out)
-        items = [c for c in e.contributions if c.component in components]
-        for c in items:
+        decisions = [c for c in e.contributions if c.component in components]
+        for c in decisions:
             at = f"  [{_short(c.where)}]" if c.where else ""
             line(f"{c.points:+.3g}  {c.component}: {c.reason}{at}", "  ")
-        if not items:
+        if not decisions:
             line("(nothing)", "  ")
     print(f"\n{e.formula()}", file=out)
     if x.match is not None:

@@ -111,6 +111,7 @@ def read_answers(path: str | Path) -> dict[str, dict[str, AnswerText]]:
     ``frame.id`` when present, else the key of the mapping or the file name.
     """
     path = Path(path)
+    docs: list[tuple[Any, str | None, Path]]  # (document, its key when given, file)
     if path.is_dir():
         files = sorted(path.glob("*.json"))
         if not files:

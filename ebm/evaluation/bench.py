@@ -316,7 +316,7 @@ def evaluate(
     levels: Sequence[str],
     fine_tasks: bool = False,
     qrels_path: str | Path | None = None,
-) -> dict[str, Report]:
+) -> dict[str, CachedReport]:
     tasks = {q.qid: task_group(q.task, group=not fine_tasks) for q in components.questions}
     return {
         level: CachedReport.of(build_report(qrels, runs, LEVELS[level], tasks=tasks, qrels_path=qrels_path))

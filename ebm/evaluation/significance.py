@@ -10,11 +10,11 @@ is nothing to test and p is 1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from ebm.errors import InputError
@@ -68,7 +68,7 @@ class Comparison:
         return "ns" if level is None else f"{self.direction}{level}"
 
 
-def wilcoxon(a: Sequence[float], b: Sequence[float]) -> Comparison:
+def wilcoxon(a: ArrayLike, b: ArrayLike) -> Comparison:
     """Two-sided Wilcoxon signed-rank test of ``b`` against ``a`` (paired by position)."""
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)

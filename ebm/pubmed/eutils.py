@@ -22,6 +22,7 @@ naming the utility and NCBI's message.
 
 from __future__ import annotations
 
+import email.message
 import email.utils
 import http.client
 import logging
@@ -316,7 +317,13 @@ class EUtils:
         return self.request("efetch.fcgi", params, what=what, root=root, xml=retmode == "xml")
 
     def fetch_ids(
-        self, ids: Iterable[str], *, batch_size: int = MAX_IDS_PER_REQUEST, **kw: str
+        self,
+        ids: Iterable[str],
+        *,
+        batch_size: int = MAX_IDS_PER_REQUEST,
+        db: str = "pubmed",
+        rettype: str | None = None,
+        retmode: str = "xml",
     ) -> Iterator[bytes]:
         """efetch any number of IDs, ``batch_size`` (<= 200) per request; yields each response."""
         if not 1 <= batch_size <= MAX_IDS_PER_REQUEST:
@@ -325,10 +332,10 @@ class EUtils:
         for pmid in pmid_list(ids):  # all checked before anything is sent
             batch.append(pmid)
             if len(batch) == batch_size:
-                yield self.efetch(batch, **kw)
+                yield self.efetch(batch, db=db, rettype=rettype, retmode=retmode)
                 batch = []
         if batch:
-            yield self.efetch(batch, **kw)
+            yield self.efetch(batch, db=db, rettype=rettype, retmode=retmode)
 
     def fetch_history(
         self,
@@ -521,7 +528,7 @@ def _error_detail(exc: HTTPError) -> str:
     return f": {' '.join(body.split())}" if body else ""
 
 
-def _retry_after(headers: Mapping[str, str] | None) -> float | None:
+def _retry_after(headers: Mapping[str, str] | email.message.Message | None) -> float | None:
     """``Retry-After`` as seconds: delta-seconds (fractions accepted) or an HTTP date."""
     value = (headers or {}).get("Retry-After")
     if not value:

@@ -99,7 +99,7 @@ _FEATURES = (
     ("soe", "S_SoE (journal, study type, date), scaled", "soe", True),
     ("pico", "the paper's S_PICO, scaled (for comparisons)", "pico", True),
 )
-FEATURES: dict[str, Feature] = {name: Feature(name, *rest) for name, *rest in _FEATURES}
+FEATURES: dict[str, Feature] = {f[0]: Feature(*f) for f in _FEATURES}
 
 
 def feature_values(

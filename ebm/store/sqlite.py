@@ -428,7 +428,9 @@ class MedlineStore:
             if found:  # added by another process since the cache was loaded
                 vid = found[0]
             else:
-                vid = self._db.execute("INSERT INTO vocab(kind, ui, name) VALUES (?, ?, ?)", key).lastrowid
+                inserted = self._db.execute("INSERT INTO vocab(kind, ui, name) VALUES (?, ?, ?)", key)
+                assert inserted.lastrowid is not None  # set by every INSERT
+                vid = inserted.lastrowid
                 if kind == "D":
                     self._db.execute("INSERT INTO mesh_fts(rowid, name) VALUES (?, ?)", (vid, name))
             self._vocab[key] = vid

@@ -122,6 +122,9 @@ class TextPipeline:
         n_abstract = sum(1 for k, _, _ in spans if k >= 0)
         sentences: list[Sentence] = []
         j = 0
+        label: str | None
+        cat: str | None
+        pos: Position
         for i, (k, a, b) in enumerate(spans):
             if k == -1:
                 label, cat, pos = "TITLE", None, "title"
