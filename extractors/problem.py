@@ -266,6 +266,7 @@ def _mentions(
     doc: Document, concepts: list[Concept], scope: Scope, voc: MeshVocabulary
 ) -> list[ProblemMention]:
     out: list[ProblemMention] = []
+    ui: str | None  # a MeSH descriptor, when a lookup finds one
     for c in concepts:
         if c.negated or not in_scope(doc.sentences[c.sentence], scope):
             continue
