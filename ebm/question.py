@@ -98,16 +98,27 @@ class QuestionCues:
 
     cues: tuple[Cue, ...]
     table: Table | None = None
+    # cues by their first word, and those whose first word ends in * (kept in table order)
+    _by_first: dict[str, tuple[Cue, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _starred: tuple[Cue, ...] = field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_first: dict[str, list[Cue]] = {}
+        for c in self.cues:
+            if not c.words[0].endswith("*"):
+                by_first.setdefault(c.words[0], []).append(c)
+        object.__setattr__(self, "_by_first", {k: tuple(v) for k, v in by_first.items()})
+        object.__setattr__(self, "_starred", tuple(c for c in self.cues if c.words[0].endswith("*")))
 
     def starting(self, first: str) -> list[Cue]:
-        return [c for c in self.cues if _first_ok(c.words[0], first)]
+        """Cues whose first word matches ``first``, longest phrase first."""
+        found = list(self._by_first.get(first, ()))
+        found += [c for c in self._starred if first.startswith(c.words[0][:-1])]
+        order = {id(c): i for i, c in enumerate(self.cues)}
+        return sorted(found, key=lambda c: order[id(c)]) if len(found) > 1 else found
 
     def is_function_word(self, word: str) -> bool:
         return any(c.kind == "ignore" and c.words == (word,) for c in self.cues)
-
-
-def _first_ok(pattern: str, word: str) -> bool:
-    return word.startswith(pattern[:-1]) if pattern.endswith("*") else word == pattern
 
 
 def fold(word: str) -> str:

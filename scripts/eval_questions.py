@@ -96,7 +96,8 @@ class Scorer:
             self._cache[key] = frozenset(i for c in sv.concepts for i in c.ids)
         return self._cache[key]
 
-    def same(self, slot: str, gold: list[str], pred: list[str]) -> bool:
+    def same(self, slot: str, gold: list[str], pred: list[str], tree: bool = False) -> bool:
+        """Same descriptor (``tree``: or one above or below the other in a MeSH tree)."""
         if not gold and not pred:
             return True
         if not gold or not pred:
@@ -104,9 +105,17 @@ class Scorer:
         g = frozenset().union(*(self.ids(slot, v) for v in gold))
         if g:
             p = frozenset().union(*(self.ids(slot, v) for v in pred))
-            return bool(g & p)
+            return bool(g & p) or (tree and any(self.related(a, b) for a in g for b in p))
         gw, pw = _words(" ".join(gold)), _words(" ".join(pred))
         return bool(gw) and len(gw & pw) * 2 >= len(gw)
+
+    def related(self, a: str, b: str) -> bool:
+        da, db = self.vocabulary.get(a), self.vocabulary.get(b)
+        if da is None or db is None:
+            return False
+        return any(
+            x.startswith(y + ".") or y.startswith(x + ".") for x in da.tree_numbers for y in db.tree_numbers
+        )
 
     def in_input(self, slot: str, gold: list[str], text: str) -> bool:
         return self.same(slot, gold, [text])
@@ -131,40 +140,47 @@ def baseline(text: str, matcher: Any) -> Frame:
 
 
 def evaluate(cases: Sequence[Case], predict: Callable[[str], Frame], scorer: Scorer) -> dict[str, Any]:
+    """Task, exact-frame and per-slot accuracy; "tree" figures count a broader or narrower
+    descriptor (same MeSH tree branch) as right too."""
     n = len(cases)
-    right = dict.fromkeys(SLOTS, 0)
+    right = {m: dict.fromkeys(SLOTS, 0) for m in ("descriptor", "tree")}
     filled = dict.fromkeys(SLOTS, 0)
-    filled_right = dict.fromkeys(SLOTS, 0)
+    filled_right = {m: dict.fromkeys(SLOTS, 0) for m in ("descriptor", "tree")}
     reachable = dict.fromkeys(SLOTS, 0)
-    task_right = exact = 0
+    task_right = 0
+    exact = dict.fromkeys(("descriptor", "tree"), 0)
     rows = []
     for case in cases:
         pred = predict(case.text)
         ok_task = case.task_ok(pred.task)
         task_right += ok_task
-        oks = {}
+        oks: dict[str, dict[str, bool]] = {"descriptor": {}, "tree": {}}
         for slot in SLOTS:
             g, p = _values(case.gold, slot), _values(pred, slot)
-            ok = scorer.same(slot, g, p)
-            oks[slot] = ok
-            right[slot] += ok
+            for mode in ("descriptor", "tree"):
+                ok = scorer.same(slot, g, p, tree=mode == "tree")
+                oks[mode][slot] = ok
+                right[mode][slot] += ok
+                if g:
+                    filled_right[mode][slot] += ok
             if g:
                 filled[slot] += 1
-                filled_right[slot] += ok
                 reachable[slot] += scorer.in_input(slot, g, case.text)
-        exact += ok_task and all(oks[s] for s in EXACT_SLOTS)
-        rows.append(
-            {"id": case.id, "task": pred.task.value, "task_ok": ok_task, **{s: oks[s] for s in SLOTS}}
-        )
+        for mode in ("descriptor", "tree"):
+            exact[mode] += ok_task and all(oks[mode][s] for s in EXACT_SLOTS)
+        rows.append({"id": case.id, "task": pred.task.value, "task_ok": ok_task, **oks["descriptor"]})
     return {
         "n": n,
         "task": task_right / n,
-        "exact": exact / n,
+        "exact": exact["descriptor"] / n,
+        "exact_tree": exact["tree"] / n,
         "slots": {
             s: {
-                "all": right[s] / n,
+                "all": right["descriptor"][s] / n,
+                "all_tree": right["tree"][s] / n,
                 "gold_filled": filled[s],
-                "filled_right": filled_right[s] / filled[s] if filled[s] else None,
+                "filled_right": filled_right["descriptor"][s] / filled[s] if filled[s] else None,
+                "filled_right_tree": filled_right["tree"][s] / filled[s] if filled[s] else None,
                 "in_input": reachable[s] / filled[s] if filled[s] else None,
             }
             for s in SLOTS
@@ -286,6 +302,10 @@ def main() -> None:
             r = results[name][system]
             cells = " ".join(f"{r['slots'][s]['all']:12.1%}" for s in SLOTS)
             print(f"{name:22} {system:9} {r['n']:4d} {r['task']:6.1%} {r['exact']:6.1%} {cells}")
+        for system in ("parser", "baseline"):
+            r = results[name][system]
+            cells = " ".join(f"{r['slots'][s]['all_tree']:12.1%}" for s in SLOTS)
+            print(f"{'  tree-lenient':22} {system:9} {'':4} {'':6} {r['exact_tree']:6.1%} {cells}")
         r = results[name]["parser"]
         print(
             f"{'':22} {'gold set':9} {'':4} {'':6} {'':6} "
