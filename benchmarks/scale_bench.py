@@ -103,7 +103,11 @@ def main() -> int:
         "--ref-n", type=int, default=60_000, help="citations of the plain FTS5 reference (60,000)"
     )
     ap.add_argument("--repeat", type=int, default=5, help="timed runs per query (5)")
-    ap.add_argument("--dir", help="keep the files and the store here (default: a temporary directory)")
+    ap.add_argument("--generate-only", action="store_true", help="write the files into --dir and stop")
+    ap.add_argument(
+        "--dir",
+        help="keep the files (reused by a later run) and the store here (default: a temporary directory)",
+    )
     args = ap.parse_args()
 
     print(f"python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs")
@@ -112,12 +116,21 @@ def main() -> int:
         out = Path(args.dir) if args.dir else Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
         t = time.perf_counter()
-        files = write_files(out, args.n)
+        data = out / f"synthetic-{args.n}"
+        done = data / "complete"
+        if done.is_file():  # written by an earlier run with the same --n and --dir: same seed, same files
+            files = [data / name for name in done.read_text().split()]
+        else:
+            data.mkdir(exist_ok=True)
+            files = write_files(data, args.n)
+            done.write_text("\n".join(f.name for f in files))
         print(
             f"SYNTHETIC input: {args.n:,} citations, {len(files)} gzip XML files "
             f"({sum(f.stat().st_size for f in files) / 1e6:,.0f} MB), "
             f"written in {time.perf_counter() - t:.0f} s"
         )
+        if args.generate_only:
+            return 0
 
         ref_files = list(islice(files, max(1, -(-min(args.n, args.ref_n) // 30_000))))
         n_ref, wall_ref, _, _ = measure(plain(out / "reference.sqlite", ref_files, fts=True))

@@ -80,6 +80,9 @@ def test_rerun_is_idempotent_and_older_files_are_reported(tmp_path: Path, pm: Pa
         assert older.older == [SAMPLES[1], SAMPLES[0]] and older.read == 0 and len(store) == 30
         applied = ingest_files(store, [pm / SAMPLES[1]], workers=0, allow_older=True)
         assert applied.older == [SAMPLES[1]] and applied.added == 30 and len(store) == 60
+    with MedlineStore(tmp_path / "t.sqlite") as store:  # out of order within one run
+        summary = ingest_files(store, [pm / SAMPLES[2], pm / SAMPLES[1]], workers=0)
+        assert summary.files == [SAMPLES[2]] and summary.older == [SAMPLES[1]]
     assert file_seq("pubmed26n1335.xml.gz") == "26n1335" and file_seq("medline16n0902.xml.gz") == "16n0902"
     assert file_seq("export.nbib") is None
 
@@ -161,5 +164,7 @@ def test_malformed_file_keeps_earlier_chunks_and_names_the_place(tmp_path: Path,
         assert "1" in store and "2" in store and "3" not in store
         junk = tmp_path / "junk.txt"
         junk.write_text("hello\n")
+        before = len(store)
         with pytest.raises(InputError, match="junk.txt: neither PubMed XML nor MEDLINE text format"):
-            ingest_files(store, [junk], workers=0)
+            ingest_files(store, [pm / SAMPLES[1], junk], workers=0)  # checked before anything is written
+        assert len(store) == before

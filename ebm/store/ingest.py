@@ -29,7 +29,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
@@ -38,7 +38,7 @@ from typing import Any, NoReturn
 from ebm.citation import Citation
 from ebm.errors import EbmError, InputError
 from ebm.medline.nbib import is_nbib, read_nbib
-from ebm.medline.reader import Deletion, read_records
+from ebm.medline.reader import Deletion, Notice, read_records
 from ebm.store.sqlite import FileRecord, IngestReport, MedlineStore, prepare_citation
 
 CHUNK_SIZE = 2000  # records per chunk = per transaction
@@ -51,7 +51,7 @@ _XML_END = {
 _NBIB_START = re.compile(rb"(?m)^PMID- ")
 _SEQ = re.compile(r"(?:pubmed|medline)(\d\d)n(\d{4})")
 
-Op = tuple[str, Any]  # ("rows", [PreparedCitation...]) or ("delete", (pmid, ...))
+Op = tuple[str, Any]  # ("rows", [PreparedCitation...]), ("delete", (pmid, ...)) or ("notice", Notice)
 
 
 @dataclass
@@ -66,6 +66,8 @@ class IngestSummary:
     replaced: int = 0
     deleted: int = 0
     batches: int = 0
+    skipped_records: int = 0  # records the reader skipped (no PMID); each has a notice
+    notices: list[str] = field(default_factory=list)  # the reader's notices, file and record number
 
     @property
     def stored(self) -> int:
@@ -109,22 +111,25 @@ def ingest_files(
     for path in files:
         if not path.is_file():
             raise InputError(f"{path}: no such file")
+        _kind(_head(path), path)  # every file's format checked before anything is written
     recorded = store.file_records()
     known = {r.sha256 for r in recorded}
     newest = max((r.seq for r in recorded if r.seq), default=None)
-    per_file: dict[int, list[int]] = {}  # file -> [records, citations, deleted] committed so far
+    # file -> [records, citations, deleted, record positions] committed so far
+    per_file: dict[int, list[int]] = {}
     tasks = _tasks(files, chunk_size, known, newest, allow_older, summary)
     n_workers = (os.cpu_count() or 1) if workers is None else workers
     results = _prepared(tasks, n_workers)
     try:
         for task, checksum, outcome in results:
-            counts = per_file.setdefault(task.file, [0, 0, 0])
+            counts = per_file.setdefault(task.file, [0, 0, 0, 0])
             if isinstance(outcome, EbmError):
                 _close(results)
                 _resume_serially(store, files[task.file], task.kind, counts[0], summary, outcome)
             ops, records, citations = outcome
             counts[0] += records
             counts[1] += citations
+            _notices(ops, counts, citations, summary)
             record = None
             if task.last:
                 seq = file_seq(task.name)
@@ -171,6 +176,8 @@ def _tasks(
             summary.older.append(path.name)
             if not allow_older:
                 continue
+        if seq is not None and (newest is None or seq > newest):
+            newest = seq
         known.add(checksum)  # the same file twice in one run is ingested once
         data = _decompress(raw)
         kind = _kind(data, path) if data is not None else "nbib" if raw[:2] != _GZIP_MAGIC else "xml"
@@ -194,6 +201,21 @@ def _decompress(raw: bytes) -> bytes | None:
         return gzip.decompress(raw)
     except (OSError, EOFError, zlib.error):
         return None
+
+
+def _head(path: Path) -> bytes:
+    """The first bytes of the file, gunzipped if it is gzip (b"<" if that fails: the reader says why)."""
+    try:
+        with open(path, "rb") as raw:
+            head = raw.read(4096)
+        if head[:2] != _GZIP_MAGIC:
+            return head
+        with gzip.open(path, "rb") as unzipped:
+            return unzipped.read(4096)
+    except (OSError, EOFError, zlib.error) as exc:
+        if isinstance(exc, OSError) and not isinstance(exc, gzip.BadGzipFile) and exc.errno is not None:
+            raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        return b"<"
 
 
 def _kind(data: bytes, path: Path) -> str:
@@ -236,7 +258,7 @@ def _nbib_chunks(data: bytes, size: int) -> Iterator[bytes]:
 
 def _prepare(kind: str, name: str, data: bytes) -> tuple[list[Op], int, int] | EbmError:
     """(operations, records read, citations read) for one chunk, or the reader's error."""
-    records: Iterable[Citation | Deletion] = (
+    records: Iterable[Citation | Deletion | Notice] = (
         read_records(data, name=name) if kind == "xml" else read_nbib(data, name=name)
     )
     ops: list[Op] = []
@@ -250,6 +272,8 @@ def _prepare(kind: str, name: str, data: bytes) -> tuple[list[Op], int, int] | E
                     ops.append(("rows", rows))
                     rows = []
                 ops.append(("delete", record.pmids))
+            elif isinstance(record, Notice):
+                ops.append(("notice", record))
             else:
                 n_citations += 1
                 rows.append(prepare_citation(record))
@@ -258,6 +282,20 @@ def _prepare(kind: str, name: str, data: bytes) -> tuple[list[Op], int, int] | E
     if rows:
         ops.append(("rows", rows))
     return ops, n_records, n_citations
+
+
+def _notices(ops: list[Op], counts: list[int], citations: int, summary: IngestSummary) -> None:
+    """The chunk's notices into ``summary``, numbered from the file's start (a chunk's reader
+    counts from the chunk's start); ``counts[3]``: records of the file before this chunk."""
+    skipped = deletions = 0
+    for kind, payload in ops:
+        if kind == "delete":
+            deletions += 1
+        elif kind == "notice":
+            summary.notices.append(replace(payload, record=payload.record + counts[3]).message)
+            skipped += payload.skipped
+    summary.skipped_records += skipped
+    counts[3] += citations + deletions + skipped
 
 
 def _run(task: _Task) -> tuple[list[Op], int, int] | EbmError:
@@ -309,13 +347,17 @@ def _resume_serially(
 ) -> NoReturn:
     """Store the records of ``path`` after the ``done`` already committed, up to the fault, and
     raise the reader's error for the whole file (exact file:line)."""
-    reader: Iterator[Citation | Deletion] = read_records(path) if kind == "xml" else iter(read_nbib(path))
+    reader: Iterator[Citation | Deletion | Notice] = (
+        read_records(path) if kind == "xml" else iter(read_nbib(path))
+    )
     rest = islice(reader, done, None)
     report = IngestReport()
     try:
         store.ingest(rest, report=report)
     finally:
         summary.read += report.read
+        summary.skipped_records += report.skipped
+        summary.notices.extend(report.notices)
         summary.added += report.added
         summary.replaced += report.replaced
         summary.deleted += report.deleted
