@@ -53,6 +53,7 @@ _UNITS = {
 }
 _TENS = {
     "twenty": 20,
+    "fourty": 40,  # a common misspelling
     "thirty": 30,
     "forty": 40,
     "fifty": 50,
@@ -63,7 +64,7 @@ _TENS = {
 }
 _WORD = "|".join(sorted(list(_UNITS) + list(_TENS) + ["hundred", "thousand"], key=len, reverse=True))
 _NUM_WORDS = rf"(?:(?:{_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_WORD}))*)"
-_NUM_DIGITS = r"(?<![\d,.])(?:\d{1,3}(?:,\d{3})+|\d+)(?![.,]\d)"
+_NUM_DIGITS = r"(?<![\d,.])(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+(?![\d.,])|\d+)(?![.,]\d)"
 NUMBER = rf"(?:{_NUM_DIGITS}|\b{_NUM_WORDS}\b)"
 
 # Words naming people counted as participants.
@@ -73,7 +74,7 @@ _PEOPLE = (
     r"mothers?|pregnan\w+|smokers?|students?|residents?|veterans?|elderly|outpatients?|"
     r"inpatients?|survivors?|recipients?|families|couples?|nurses?|physicians?|workers?|"
     r"athletes?|pairs?|dyads?|cases?|users?|employees?|teenagers?|youths?|toddlers?|"
-    r"preterm|neonates|eyes|teeth|donors?|caregivers?|parents?|households?|runners?|"
+    r"preterm|neonates|donors?|caregivers?|parents?|households?|runners?|"
     r"drinkers?|cancer survivors|controls?|members?|clients?|candidates?|enrollees?|"
     r"respondents?|twins?|schoolchildren|primigravidae|multiparas?|nulliparas?|primiparas?|"
     r"diabetics|asthmatics|phobics|parturients|hypertensives|consumers|subjects"
@@ -105,7 +106,7 @@ _BAD_BEFORE = re.compile(
 )
 _BAD_SENTENCE_WORDS = re.compile(
     r"\b(?:screened|assessed for eligibility|excluded|withdr[ae]w|withdrawn|lost to follow|dropped out|"
-    r"died|deaths?|discontinued|ineligible|declined|refused|invited)\b",
+    r"died|deaths?|discontinued|ineligible|declined|refused|invited|not randomi[sz]ed)\b",
     re.I,
 )
 # A count of people that a study verb or preposition introduces: "in 12 healthy volunteers",
@@ -118,7 +119,8 @@ _INTRO_BEFORE = re.compile(
 )
 _STUDY_WORDS = re.compile(
     r"\b(?:study|trial|we|investigat\w*|compar\w*|conduct\w*|perform\w*|evaluat\w*|examin\w*|sample|"
-    r"participants|subjects|enroll?\w*|recruit\w*|includ\w*|involv\w*|consist\w*|compris\w*|records?|cohort)\b",
+    r"participants|subjects|enroll?\w*|recruit\w*|includ\w*|involv\w*|consist\w*|compris\w*|records?|cohort|"
+    r"reviewed|charts)\b",
     re.I,
 )
 _PER_GROUP = re.compile(
@@ -131,6 +133,9 @@ _SUBSET = re.compile(
     r"experienced|reported|showed|occurred)\b",
     re.I,
 )
+_PLANNED = re.compile(
+    r"\b(?:will be|will include|will recruit|will enrol+|aims? to recruit|to be recruited)\b", re.I
+)
 _NESTED_BEFORE = re.compile(r"(?:^|[:.]\s*)(?:of|among|from)\s+(?:the|these|all|a total of)?\s*$", re.I)
 _MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _YEAR_BEFORE = re.compile(rf"(?:\b{_MONTHS}|\b(?:in|from|since|between|until|during|to|and|of)|,)\s*$", re.I)
@@ -140,8 +145,8 @@ MIN_SCORE = 3.0
 def parse_number(text: str) -> int | None:
     """An integer from digits ("1,024") or English number words ("One hundred twenty")."""
     t = text.strip().lower()
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+|\d+", t):
-        return int(t.replace(",", ""))
+    if re.fullmatch(r"\d{1,3}(?:[, ]\d{3})+|\d+", t):
+        return int(t.replace(",", "").replace(" ", ""))
     total = current = 0
     seen = False
     for w in re.split(r"[\s-]+", t):
@@ -176,7 +181,10 @@ def _sentences(text: str) -> list[tuple[int, str]]:
     out = []
     pos = 0
     for m in re.finditer(r"(?<=[.!?;])\s+|\n+", text):
-        if text[pos : m.start()].strip():
+        chunk = text[pos : m.start()]
+        if chunk.count("(") > chunk.count(")") and "\n" not in m.group():
+            continue  # "(control group; n=14)": not a sentence end
+        if chunk.strip():
             out.append((pos, text[pos : m.start()]))
         pos = m.end()
     if text[pos:].strip():
@@ -198,6 +206,8 @@ def _candidates(text: str) -> list[_Candidate]:
         enrolled = bool(_ENROLLED.search(sent))
         study = bool(_STUDY_WORDS.search(sent))
         bad_sentence = bool(_BAD_SENTENCE_WORDS.search(sent))
+        planned = bool(_PLANNED.search(sent))
+        in_parens: list[_Candidate] = []
         people: list[_Candidate] = []
         skip_until = -1
         scan = re.sub(r"\b((?:19|20)\d\d),(?=\d)", r"\1 ", sent)  # "February 2011,157 patients"
@@ -239,6 +249,8 @@ def _candidates(text: str) -> list[_Candidate]:
                 score -= 3.0
             if s_start + m.start() > late:
                 score -= 0.5  # results tend to count subgroups
+            if planned:
+                score -= 5.0  # a protocol: "130 patients will be randomly allocated"
             end = m.end()
             if pair and (second := parse_number(pair.group(2))):
                 value += second  # "administered to 15 and 19 healthy women"
@@ -247,8 +259,12 @@ def _candidates(text: str) -> list[_Candidate]:
                 score += 0.5
             cand = _Candidate(value, score, s_start + m.start(), s_start + end, sent.strip())
             found.append(cand)
-            if not _NESTED_BEFORE.search(before):  # "Of 1,024 patients, 512 ...": a total, not a group
+            if before.count("(") > before.count(")"):
+                in_parens.append(cand)  # "282 participants (100 women, 182 men)": a breakdown
+            elif not _NESTED_BEFORE.search(before):  # "Of 1,024 patients, 512 ...": a total, not a group
                 people.append(cand)
+        if not people:
+            people = in_parens  # "Subjects (128 boys, 21 girls)"
         if len(people) >= 2 and not bad_sentence and not _SUBSET.search(sent):
             # Several groups counted in one sentence and no total: their sum is the sample.
             total = sum(c.value for c in people)
@@ -259,7 +275,7 @@ def _candidates(text: str) -> list[_Candidate]:
             ns = list(_N_EQUALS.finditer(sent))
             value = sum(groups) if len(groups) > 1 and (randomized or enrolled or study) else groups[0]
             score = 1.5 + (2.0 if randomized else 0.0) + (1.0 if enrolled else 0.0)
-            score -= 2.0 if bad_sentence else 0.0
+            score -= (2.0 if bad_sentence else 0.0) + (3.0 if planned else 0.0)
             if len(groups) == 1 and (randomized or enrolled):
                 score += 0.5
             if len(groups) > 1:
