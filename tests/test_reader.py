@@ -22,6 +22,9 @@ PUBMED_XML = {
     "medline/medsamp2006.xml": 88,
     "medline/pubmed-29768149.xml": 1,
     "medline/test_current_medline.xml.gz": 4,
+    "medline/pmparser-samples/pubmed20n1016-sample.xml.gz": 26,
+    "medline/pmparser-samples/pubmed26n1334-sample.xml.gz": 30,
+    "medline/pmparser-samples/pubmed26n1335-update-sample.xml.gz": 30,
     "eutils/biopython/pubmed1.xml": 2,
     "eutils/biopython/pubmed2.xml": 2,
     "eutils/biopython/pubmed4.xml": 1,
@@ -49,6 +52,7 @@ NOT_PUBMED_XML = {
     "eutils/one-pmid-all-formats/20000000.json": "JSON",
     "eutils/one-pmid-all-formats/20000000.medline": "MEDLINE text format",
     "eutils/one-pmid-all-formats/20000000.url": "URL",
+    "medline/metapub-efetch/pmid_xml.tar.gz": "tar archive of efetch files (unpack it, ingest the files)",
 }
 E_UTILITY_REPLIES = ("einfo", "elink", "epost", "esearch", "espell", "esummary")
 
@@ -90,7 +94,7 @@ def test_record_counts(records: dict[str, list[Citation]]) -> None:
     assert {rel: len(cs) for rel, cs in records.items()} == PUBMED_XML
 
 
-def _tree_view(path: Path) -> list[tuple[str, str, list[str]]]:
+def _tree_view(path: Path) -> list[tuple[str, str | None, list[str]]]:
     """(PMID, title, MeSH descriptor names) per record, from a whole-tree parse: an independent path."""
     data = path.read_bytes()
     if data[:2] == b"\x1f\x8b":
@@ -101,7 +105,7 @@ def _tree_view(path: Path) -> list[tuple[str, str, list[str]]]:
     for rec in root.xpath("MedlineCitation | PubmedArticle/MedlineCitation | PubmedBookArticle/BookDocument"):
         title = rec.xpath("string(Article/ArticleTitle | Book/BookTitle)")
         names = [" ".join(d.xpath("string()").split()) for d in rec.xpath("MeshHeadingList/*/DescriptorName")]
-        out.append((rec.findtext("PMID"), " ".join(title.split()), names))
+        out.append((rec.findtext("PMID"), " ".join(title.split()) or None, names))  # no title: None
     return out
 
 

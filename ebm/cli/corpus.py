@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from ebm.errors import EbmError, InputError
+from ebm.query_syntax import MAX_DEPTH, MAX_TERMS
 from ebm.store.default import open_store
 from ebm.store.ingest import CHUNK_SIZE, IngestSummary
 from ebm.store.sqlite import IngestReport
@@ -66,8 +69,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="search the store with PubMed syntax",
         description="Search with a subset of PubMed syntax: AND OR NOT, parentheses, quoted phrases, "
         "[ti] [tiab] [tw] [mh] [mh:noexp] [majr] [sh] [pt] [la] [dp] [pmid], hasabstract, word*. "
-        "See docs/store.md.",
+        f"At most {MAX_TERMS:,} terms and {MAX_DEPTH} levels of nesting. See docs/store.md.",
+        epilog="A query that starts with '-' goes after '--': ebm corpus search -- '-fever'. "
+        "Titles are cut to the terminal's width (to 300 characters when not a terminal); --json "
+        "gives them whole.",
     )
+    p.error = _search_error  # type: ignore[method-assign]
     p.add_argument("query", help="e.g. '\"febrile\" AND ibuprofen[tiab]'")
     p.add_argument("--limit", type=int, default=20, help="hits to show (20)")
     p.add_argument("--sort", choices=("relevance", "date"), default="relevance", help="BM25 or newest first")
@@ -77,6 +84,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stats", parents=[db], help="counts of what the store holds")
     p.add_argument("--json", action="store_true", help="print a JSON document")
     p.set_defaults(func=run_stats)
+
+
+def _search_error(message: str) -> NoReturn:
+    """argparse's error, with the way out when the query was read as an option ("-fever")."""
+    if "required: query" in message:
+        message = (
+            "no query given (a query that starts with '-' goes after '--': ebm corpus search -- '-fever')"
+        )
+    print(f"ebm corpus search: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def _xml_files(paths: list[str]) -> list[Path]:
@@ -118,6 +135,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             )  # fmt: skip
         except EbmError as exc:
             bar.close()
+            _print_notices(report)
             raise type(exc)(
                 f"{exc}\n{_summary(report, store.path)} before the error; nothing stored earlier was lost"
             ) from exc
@@ -129,6 +147,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             )
             raise
         total = len(store)
+    _print_notices(report)
     if report.skipped:
         print(f"ebm: already ingested, skipped: {', '.join(report.skipped)}", file=sys.stderr)
     if report.older:
@@ -149,7 +168,21 @@ def _summary(report: IngestReport | IngestSummary, path: Path) -> str:
     text = f"stored {report.stored:,} citations in {path} ({report.added:,} new, {report.replaced:,} replaced"
     if report.deleted:
         text += f", {report.deleted:,} deleted"
+    skipped = report.skipped_records if isinstance(report, IngestSummary) else report.skipped
+    if skipped:
+        text += f", {skipped:,} records skipped"
     return text + ")"
+
+
+NOTICES_SHOWN = 20
+
+
+def _print_notices(report: IngestSummary) -> None:
+    """The reader's notices (records skipped for want of a PMID, texts cut to their caps)."""
+    for note in report.notices[:NOTICES_SHOWN]:
+        print(f"ebm: {note}", file=sys.stderr)
+    if len(report.notices) > NOTICES_SHOWN:
+        print(f"ebm: ... and {len(report.notices) - NOTICES_SHOWN:,} more notices", file=sys.stderr)
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -170,11 +203,18 @@ def run_search(args: argparse.Namespace) -> int:
         }
         print(json.dumps(doc, ensure_ascii=False, indent=2))
         return 0
-    print(f"{hits.count:,} citations match {hits.translation}", file=sys.stderr)
+    print(f"{hits.count:,} citations match {_cut(hits.translation, 2000)}", file=sys.stderr)
+    width = shutil.get_terminal_size().columns - 23 if sys.stdout.isatty() else 300
     for i, h in enumerate(hits.hits, 1):
         year = str(h.year) if h.year is not None else "----"
-        print(f"{i:>4}  {h.pmid:>9}  {year}  {h.title or '(no title)'}")
+        print(f"{i:>4}  {h.pmid:>9}  {year}  {_cut(h.title or '(no title)', max(width, 20))}")
     return 0
+
+
+def _cut(text: str, width: int) -> str:
+    """One line of at most ``width`` characters (a record's title can be 1 MB long)."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def run_stats(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -64,6 +64,31 @@ class Deletion:
     pmids: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Notice:
+    """Something the reader did to a record that the user must hear about: a record skipped
+    (no PMID: ``skipped`` is True) or a text cut to ``MAX_TITLE``/``MAX_ABSTRACT``.
+    ``record`` is the record's number in the file (1-based; for a part of a file, in that
+    part); ``message`` names the file, the record number and the PMID when there is one."""
+
+    text: str
+    skipped: bool = False
+    record: int = 0
+    label: str = ""
+
+    @property
+    def message(self) -> str:
+        where = f"{self.label}: " if self.label else ""
+        return f"{where}record {self.record}: {self.text}" if self.record else f"{where}{self.text}"
+
+
+# Declared caps (characters): the longest titles and abstracts in MEDLINE are a few thousand
+# characters; a larger one is cut at ingest, so no step downstream (spaCy takes at most
+# 1,000,000) chokes on it, and the cut is reported by PMID.
+MAX_TITLE = 5_000
+MAX_ABSTRACT = 100_000
+
+
 def read_citations(source: Source, *, name: str | None = None) -> Iterator[Citation]:
     """Yield the citations of a PubMed/MEDLINE XML document, in document order.
 
@@ -77,8 +102,11 @@ def read_citations(source: Source, *, name: str | None = None) -> Iterator[Citat
             yield record
 
 
-def read_records(source: Source, *, name: str | None = None) -> Iterator[Citation | Deletion]:
-    """Like ``read_citations`` but also yields ``Deletion`` records of update files."""
+def read_records(source: Source, *, name: str | None = None) -> Iterator[Citation | Deletion | Notice]:
+    """Like ``read_citations`` but also yields ``Deletion`` records of update files and
+    ``Notice`` records (a record skipped for want of a PMID, a text cut to its cap).
+
+    A PMID that is not a number is an ``InputError`` naming the file and record number."""
     label, stream, owned = _open(source, name)
     try:
         yield from _parse(stream, label, name if name is not None else _default_source(source))
@@ -139,7 +167,7 @@ def _peek(stream: BinaryIO, n: int) -> bytes:
 # --- parsing -----------------------------------------------------------------------------
 
 
-def _parse(stream: BinaryIO, label: str, source_name: str | None) -> Iterator[Citation | Deletion]:
+def _parse(stream: BinaryIO, label: str, source_name: str | None) -> Iterator[Citation | Deletion | Notice]:
     parser = etree.XMLPullParser(
         events=("end",),
         tag=_RECORD_TAGS,
@@ -162,13 +190,20 @@ def _parse(stream: BinaryIO, label: str, source_name: str | None) -> Iterator[Ci
         last = f"last PMID read {last_pmid}" if last_pmid else "no record read"
         return f"{pos} (after {count} record{'s' if count != 1 else ''}; {last})"
 
-    def drained() -> Iterator[Citation | Deletion]:
-        """The records parsed so far, counted for ``where``."""
+    def drained() -> Iterator[Citation | Deletion | Notice]:
+        """The records parsed so far, counted for ``where``; notices get the position."""
         nonlocal count, last_pmid
-        for record in _drain(parser, source_name):
-            count += 1
-            last_pmid = _pmid_of(record) or last_pmid
-            yield record
+        try:
+            for record in _drain(parser, source_name):
+                if isinstance(record, Notice):
+                    count += record.skipped
+                    yield replace(record, record=count + (not record.skipped), label=label)
+                    continue
+                count += 1
+                last_pmid = _pmid_of(record) or last_pmid
+                yield record
+        except _BadRecord as exc:
+            raise InputError(f"{label}: record {count + 1}: {exc}") from None
 
     while True:
         try:
@@ -176,7 +211,7 @@ def _parse(stream: BinaryIO, label: str, source_name: str | None) -> Iterator[Ci
             chunk = read(CHUNK)
         except (EOFError, OSError, zlib.error) as exc:
             # gzip raises EOFError on a truncated member, BadGzipFile (OSError) on corruption.
-            yield from _drain(parser, source_name)
+            yield from drained()
             raise InputError(f"{label}: corrupt or truncated compressed data at {where()}: {exc}") from exc
         if not root_checked:
             head += chunk
@@ -203,7 +238,7 @@ def _parse(stream: BinaryIO, label: str, source_name: str | None) -> Iterator[Ci
         raise InputError(
             f"{label}: truncated or malformed XML, document ends at {where(line, column)}: {exc.msg}"
         ) from exc
-    yield from _drain(parser, source_name)
+    yield from drained()
 
 
 def _check_root(head: bytes, label: str) -> None:
@@ -224,14 +259,18 @@ def _pmid_of(record: Citation | Deletion) -> str | None:
     return record.pmid if isinstance(record, Citation) else None
 
 
-def _drain(parser: etree.XMLPullParser, source_name: str | None) -> Iterator[Citation | Deletion]:
+class _BadRecord(Exception):
+    """A record that cannot be stored (``_parse`` adds the file and record number)."""
+
+
+def _drain(parser: etree.XMLPullParser, source_name: str | None) -> Iterator[Citation | Deletion | Notice]:
     for _event, elem in parser.read_events():
         tag = elem.tag
         if tag == "MedlineCitation":
             parent = elem.getparent()
             if parent is not None and parent.tag == "PubmedArticle":
                 continue  # converted with its PubmedArticle
-            record: Citation | Deletion | None = _citation(elem, source_name)
+            record: Citation | Deletion | Notice | None = _citation(elem, source_name)
         elif tag == "PubmedArticle":
             citation = elem.find("MedlineCitation")
             record = None if citation is None else _citation(citation, source_name)
@@ -245,6 +284,10 @@ def _drain(parser: etree.XMLPullParser, source_name: str | None) -> Iterator[Cit
         if parent is not None and parent.tag in _SET_TAGS:
             while elem.getprevious() is not None:
                 del parent[0]
+        if isinstance(record, Citation):
+            record, cut = cap_text(record)
+            if cut:
+                yield Notice(cut)
         if record is not None:
             yield record
 
@@ -252,10 +295,45 @@ def _drain(parser: etree.XMLPullParser, source_name: str | None) -> Iterator[Cit
 # --- element -> record -------------------------------------------------------------------
 
 
-def _citation(mc: etree._Element, source_name: str | None) -> Citation | None:
-    pmid = _text(mc.find("PMID"))
+def _checked_pmid(el: etree._Element) -> str | Notice:
+    """The record's PMID, or a notice that the record is skipped (it has none);
+    ``_BadRecord`` for a PMID that is not a number (it would be stored and never found)."""
+    pmid = _text(el.find("PMID"))
     if not pmid:
-        return None
+        return Notice(f"no PMID (line {el.sourceline}): skipped", skipped=True)
+    if not (pmid.isascii() and pmid.isdigit()):
+        raise _BadRecord(f"PMID {pmid[:40]!r} (line {el.sourceline}) is not a number")
+    return pmid
+
+
+def cap_text(c: Citation) -> tuple[Citation, str | None]:
+    """``c`` with its title and abstract within the declared caps, and what was cut."""
+    cuts: list[str] = []
+    title = c.title
+    if title is not None and len(title) > MAX_TITLE:
+        cuts.append(f"title of {len(title):,} characters cut to {MAX_TITLE:,}")
+        title = title[:MAX_TITLE]
+    abstract = c.abstract
+    total = sum(len(s.text) for s in abstract or ())
+    if abstract and total > MAX_ABSTRACT:
+        cuts.append(f"abstract of {total:,} characters cut to {MAX_ABSTRACT:,}")
+        kept: list[AbstractSection] = []
+        room = MAX_ABSTRACT
+        for s in abstract:
+            if room <= 0:
+                break
+            kept.append(replace(s, text=s.text[:room]))
+            room -= len(s.text)
+        abstract = tuple(kept)
+    if not cuts:
+        return c, None
+    return replace(c, title=title, abstract=abstract), f"PMID {c.pmid}: {'; '.join(cuts)} (declared caps)"
+
+
+def _citation(mc: etree._Element, source_name: str | None) -> Citation | Notice:
+    pmid = _checked_pmid(mc)
+    if isinstance(pmid, Notice):
+        return pmid
     article = mc.find("Article")
     journal_el = article.find("Journal") if article is not None else None
     info = mc.find("MedlineJournalInfo")
@@ -283,13 +361,13 @@ def _citation(mc: etree._Element, source_name: str | None) -> Citation | None:
     )
 
 
-def _book(elem: etree._Element, source_name: str | None) -> Citation | None:
+def _book(elem: etree._Element, source_name: str | None) -> Citation | Notice:
     doc = elem.find("BookDocument")
     if doc is None:
-        return None
-    pmid = _text(doc.find("PMID"))
-    if not pmid:
-        return None
+        return Notice(f"book record without a BookDocument (line {elem.sourceline}): skipped", skipped=True)
+    pmid = _checked_pmid(doc)
+    if isinstance(pmid, Notice):
+        return pmid
     book = doc.find("Book")
     # A chapter has its own ArticleTitle; a whole book only its BookTitle.
     title = _text(doc.find("ArticleTitle"))
@@ -390,11 +468,17 @@ def _pub_date(el: etree._Element | None) -> tuple[str | None, int | None]:
         return medline_date, int(match.group(1)) if match else None
     year = _text(el.find("Year"))
     month = _text(el.find("Month"))
-    if month is not None and month.isdigit() and 1 <= int(month) <= 12:
-        month = _MONTHS[int(month) - 1]  # efetch sometimes gives "05" where MEDLINE prints "May"
+    if _number(month) in range(1, 13):
+        month = _MONTHS[int(month or 0) - 1]  # efetch sometimes gives "05" where MEDLINE prints "May"
     parts = [p for p in (year, month or _text(el.find("Season")), _text(el.find("Day"))) if p]
-    year_int = int(year) if year is not None and year.isdigit() else None
+    year_int = _number(year)
     return (" ".join(parts) or None), year_int
+
+
+def _number(text: str | None) -> int | None:
+    """ASCII digits as a number; None otherwise ("1²" and "١٢" are digits to str.isdigit,
+    not to int)."""
+    return int(text) if text is not None and text.isascii() and text.isdigit() else None
 
 
 # --- text --------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from typing import Any
 
 from ebm.citation import Citation
 from ebm.errors import DataError, EbmError, InputError
-from ebm.medline.reader import Deletion
+from ebm.medline.reader import Deletion, Notice, cap_text
 from ebm.mesh import mesh
 from ebm.source import SearchResult, Sort
 from ebm.store.query import SqlQuery, translate
@@ -116,6 +116,8 @@ class IngestReport:
     replaced: int = 0  # PMIDs already stored, replaced by the new record
     deleted: int = 0  # PMIDs removed by DeleteCitation blocks
     batches: int = 0  # transactions committed
+    skipped: int = 0  # records the reader skipped (no PMID): each has a notice
+    notices: list[str] = field(default_factory=list)  # skipped records, texts cut to their caps
 
     @property
     def stored(self) -> int:
@@ -273,7 +275,7 @@ class MedlineStore:
 
     def ingest(
         self,
-        records: Iterable[Citation | Deletion],
+        records: Iterable[Citation | Deletion | Notice],
         *,
         batch_size: int = BATCH_SIZE,
         report: IngestReport | None = None,
@@ -284,7 +286,10 @@ class MedlineStore:
         One transaction per ``batch_size`` citations. If ``records`` raises an ``EbmError``
         (a malformed file), the citations read before it are stored, then the error is
         re-raised; any other exception (an interrupt) rolls back only the current batch.
-        ``report`` (updated as batches commit) tells what was stored either way.
+        ``report`` (updated as batches commit) tells what was stored either way, and keeps the
+        reader's notices (records skipped, texts cut). A citation whose PMID is not a number
+        is an ``InputError`` naming its position (the records before it are stored); a title or
+        abstract over the reader's caps is cut and reported.
         """
         if batch_size < 1:
             raise InputError(f"batch size must be at least 1, not {batch_size}")
@@ -312,6 +317,20 @@ class MedlineStore:
                 flush()  # keep document order: a deletion applies to what came before it
                 report.deleted += self.delete(record.pmids)
                 continue
+            if isinstance(record, Notice):
+                report.skipped += record.skipped
+                report.notices.append(record.message)
+                continue
+            if not (record.pmid.isascii() and record.pmid.isdigit()):
+                flush()
+                where = f"{record.source}: " if record.source else ""
+                raise InputError(
+                    f"{where}record {report.read + report.skipped + 1}: PMID {record.pmid[:40]!r} "
+                    "is not a number"
+                )
+            record, cut = cap_text(record)
+            if cut:
+                report.notices.append(cut)
             report.read += 1
             batch.pop(record.pmid, None)  # a later record for the same PMID wins
             batch[record.pmid] = record
@@ -457,6 +476,8 @@ class MedlineStore:
                     if file_record is not None:
                         self._db.execute(_FILES_SCHEMA)  # execute, not executescript: that would COMMIT
                     for kind, payload in ops:
+                        if kind == "notice":  # the reader's notices: reported by the caller
+                            continue
                         if kind == "delete":
                             deleted += self._delete(json.dumps([str(p) for p in payload]))
                             continue
