@@ -1,0 +1,630 @@
+"""Findings extractor: what a trial found for the question's intervention vs comparison on an outcome.
+
+Given a citation's text (a ``Document`` or a plain string) and the frame's intervention,
+comparison (may be empty: placebo, usual care or the other arm) and outcome (may be empty: then
+the outcomes the abstract reports), ``extract_findings`` returns the sentences that report the
+comparison, best first, each with the direction of the effect *with respect to the
+intervention* (``higher`` / ``lower`` / ``no_difference``), its significance, the numbers it
+gives (``extractors.numbers``) and a confidence.
+
+Two small models, both trained on the Evidence Inference 2.0 train split and tuned on its
+validation split (``scripts/train_findings.py``; shipped as ``ebm/data/models/findings.json.gz``):
+
+- a sentence ranker: logistic regression over dense features of each sentence — how much of the
+  outcome, intervention and comparison it mentions (words, and concepts when a concept matcher or
+  the document's concepts are given), results cues (p values, percentages, "significantly",
+  "than", "no difference"), section and position, and the outcome-sentence ensemble's
+  probability as a prior when the caller has it. One weight set per combination of "outcome
+  given" and "prior given";
+- a direction classifier: multinomial logistic regression over the sentence's words and bigrams
+  with the intervention, comparison and outcome mentions masked (``__i__``, ``__c__``, ``__o__``),
+  the order in which intervention and comparison appear crossed with direction cue words
+  ("lower", "reduced", "increased" ...: "A was lower than B" flips when the question's
+  intervention is B), p-value and confidence-interval features. Trained on every doctor's
+  evidence text and on its mirror image (intervention and comparison swapped, label flipped).
+
+Scoring is plain Python over the shipped weights: no scikit-learn at run time.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ebm.errors import DataError, InputError
+from ebm.text.document import Document
+from ebm.text.sentences import split_spans
+from extractors.model_file import load_json_gz, save_json_gz, sigmoid
+from extractors.numbers import p_significant, parse_numbers
+
+if TYPE_CHECKING:
+    from ebm.concepts.matcher import ConceptMatcher
+
+MODEL_FORMAT = "ebm-findings-model"
+MODEL_VERSION = 1
+MODEL_FILE = "models/findings.json.gz"
+
+DIRECTIONS = ("higher", "lower", "no_difference")
+
+# Words that carry no identity for an intervention, comparison or outcome phrase.
+PHRASE_STOPWORDS = frozenset(
+    """a an the of in on with and or to for by at from as vs versus compared than use using
+    patient patients group groups treatment treated receiving received who were was is are be
+    mean total number after before during baseline change changes level levels rate rates
+    score scores value values dose doses daily day days week weeks month months year years
+    plus alone only other usual its their this that these those per between within""".split()
+)
+# What the comparison is when the frame has none: the control arm under its usual names.
+DEFAULT_COMPARATOR = frozenset(
+    "placebo control controls usual standard sham vehicle conventional routine untreated".split()
+)
+# Words that name an arm whatever the frame calls it ("the control group", "the intervention group").
+ARM_WORDS = {
+    "control": "c",
+    "controls": "c",
+    "placebo": "c",
+    "sham": "c",
+    "intervention": "i",
+    "experimental": "i",
+}
+# Direction cue words (by key, see ``_key``), crossed with the order of I and C.
+DIRECTION_CUES = frozenset(
+    _w[:6]
+    for _w in """higher lower increase increased increases decrease decreased decreases reduced
+    reduce reduces reduction greater less fewer more improved improvement improve worse better
+    shorter longer faster slower lowered raised rise fall fell declined elevated superior
+    inferior enhanced attenuated prolonged diminished augmented larger smaller""".split()
+)
+NO_DIFFERENCE_CUES = re.compile(
+    r"\b(no (?:statistically )?significant|not (?:statistically )?significant|did not (?:significantly )?"
+    r"(?:differ|change|affect|alter|improve|reduce|increase)|similar|comparable|no difference|"
+    r"no differences|not differ|were not different|was not different|non-?significant|n\.?s\.?\b)",
+    re.IGNORECASE,
+)
+COMPARISON_CUES = re.compile(
+    r"\b(than|versus|vs\.?|compared|comparison|between|differ\w*|relative to|whereas)\b", re.IGNORECASE
+)
+SIGNIFICANT_CUE = re.compile(r"\bsignifican\w*", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z]+|\d+(?:[.,]\d+)?")
+SECTION_GROUPS = {
+    "RESULTS": "results",
+    "CONCLUSIONS": "conclusions",
+    "METHODS": "methods",
+    "BACKGROUND": "background",
+    "OBJECTIVE": "background",
+}
+
+
+def _key(word: str) -> str:
+    """Matching key of a word: lower case, cut to six characters (reduces inflection:
+    'temperatures' ~ 'temperature'); numbers as written."""
+    w = word.lower()
+    return w if w[0].isdigit() else w[:6]
+
+
+def phrase_keys(phrase: str) -> frozenset[str]:
+    """The content-word keys of an intervention, comparison or outcome phrase."""
+    return frozenset(
+        _key(m.group())
+        for m in _TOKEN.finditer(phrase or "")
+        if m.group().lower() not in PHRASE_STOPWORDS and (len(m.group()) > 1 or m.group().isdigit())
+    )
+
+
+# --- the question -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Question:
+    """The frame's intervention, comparison and outcome as matching keys (and concept IDs)."""
+
+    intervention: str
+    comparison: str
+    outcome: str
+    i_keys: frozenset[str]
+    c_keys: frozenset[str]
+    o_keys: frozenset[str]
+    i_cuis: frozenset[str] = frozenset()
+    c_cuis: frozenset[str] = frozenset()
+    o_cuis: frozenset[str] = frozenset()
+
+
+def make_question(
+    intervention: str,
+    comparison: str = "",
+    outcome: str = "",
+    matcher: ConceptMatcher | None = None,
+) -> Question:
+    """Keys of the three phrases; words both arms share (``ibuprofen 10 mg`` vs ``ibuprofen 5 mg``)
+    identify neither. With a matcher, also the concepts each phrase names."""
+    if not (intervention or "").strip():
+        raise InputError("a finding needs an intervention (the frame has none)")
+    ik, ck, ok = phrase_keys(intervention), phrase_keys(comparison), phrase_keys(outcome)
+    if not ck:
+        ck = frozenset(_key(w) for w in DEFAULT_COMPARATOR)
+    shared = ik & ck
+    ik, ck = ik - shared, ck - shared
+    ok = ok - ik - ck
+    ic = cc = oc = frozenset[str]()
+    if matcher is not None:
+        ic = frozenset(m.cui for m in matcher.match(intervention))
+        cc = frozenset(m.cui for m in matcher.match(comparison)) if comparison else frozenset()
+        oc = frozenset(m.cui for m in matcher.match(outcome)) if outcome else frozenset()
+        ic, cc = ic - cc, cc - ic
+        oc = oc - ic - cc
+    return Question(intervention, comparison or "", outcome or "", ik, ck, ok, ic, cc, oc)
+
+
+# --- sentences and their roles -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One sentence of the text: its place, section group and position."""
+
+    index: int
+    start: int
+    end: int
+    text: str
+    section: str  # results / conclusions / methods / background / title / other / none
+    position: str  # title / first / middle / last
+
+
+def _position(i: int, n: int) -> str:
+    if n >= 2 and i == n - 1:
+        return "last"
+    if i < 2:
+        return "first"
+    return "last" if i >= n - 2 else "middle"
+
+
+def units_of(text_or_document: str | Document) -> tuple[str, list[Unit]]:
+    """The text and its sentences: a ``Document``'s own, or a plain string split by the
+    project's sentence splitter (offsets into the string as given)."""
+    if isinstance(text_or_document, Document):
+        doc = text_or_document
+        out = []
+        for s in doc.sentences:
+            if s.position == "title":
+                sec = "title"
+            elif s.nlm_category:
+                sec = SECTION_GROUPS.get(s.nlm_category, "other")
+            else:
+                sec = "none"
+            out.append(Unit(s.index, s.start, s.end, s.text, sec, s.position))
+        return doc.text, out
+    if not isinstance(text_or_document, str):
+        raise InputError(f"findings need a text or a Document, not {type(text_or_document).__name__}")
+    text = text_or_document
+    spans = split_spans(text, 0, len(text))
+    n = len(spans)
+    return text, [Unit(i, a, b, text[a:b], "none", _position(i, n)) for i, (a, b) in enumerate(spans)]
+
+
+class Tagged(NamedTuple):
+    tokens: list[str]  # as written
+    starts: list[int]  # offsets into the sentence
+    roles: list[str]  # "i", "c", "o" or ""
+
+
+ConceptSpans = Sequence[tuple[int, int, str]]  # (start, end, cui), offsets into the sentence
+
+
+def tag(sentence: str, q: Question, concepts: ConceptSpans = ()) -> Tagged:
+    """Each token of ``sentence`` with its role: a word of the intervention, comparison or
+    outcome phrase (by key), or inside a concept of one of them."""
+    toks, starts, roles = [], [], []
+    for m in _TOKEN.finditer(sentence):
+        w = m.group()
+        k = _key(w)
+        role = "i" if k in q.i_keys else "c" if k in q.c_keys else "o" if k in q.o_keys else ""
+        if w.lower() in PHRASE_STOPWORDS or k in DIRECTION_CUES:
+            role = ""  # a direction word stays visible even inside a phrase ("stress reduction")
+        elif not role and w.lower() in ARM_WORDS:
+            role = ARM_WORDS[w.lower()]
+        toks.append(w)
+        starts.append(m.start())
+        roles.append(role)
+    for a, b, cui in concepts:
+        r = "i" if cui in q.i_cuis else "c" if cui in q.c_cuis else "o" if cui in q.o_cuis else ""
+        if r:
+            for j, s in enumerate(starts):
+                if a <= s < b and not roles[j]:
+                    roles[j] = r
+    return Tagged(toks, starts, roles)
+
+
+def masked(t: Tagged, swap: bool = False) -> list[str]:
+    """The sentence's words with each run of intervention / comparison / outcome words as one
+    ``__i__`` / ``__c__`` / ``__o__`` and numbers as ``__n__`` (``swap`` exchanges I and C)."""
+    out: list[str] = []
+    for w, r in zip(t.tokens, t.roles, strict=True):
+        if r:
+            if swap and r in "ic":
+                r = "c" if r == "i" else "i"
+            tok = f"__{r}__"
+            if out and out[-1] == tok:
+                continue
+        elif w[0].isdigit():
+            tok = "__n__"
+        else:
+            tok = w.lower()
+        out.append(tok)
+    return out
+
+
+def _order(seq: list[str]) -> str:
+    i = seq.index("__i__") if "__i__" in seq else -1
+    c = seq.index("__c__") if "__c__" in seq else -1
+    if i >= 0 and c >= 0:
+        return "ic" if i < c else "ci"
+    return "i" if i >= 0 else "c" if c >= 0 else "none"
+
+
+REFERENCE_MARKERS = frozenset("than compared versus vs relative over against".split())
+
+
+def polarity(seq: list[str]) -> str:
+    """Which arm the sentence measures against: ``normal`` when the comparison is the reference
+    ("I lowered X compared with C", "X was lower with I"), ``flipped`` when the intervention is
+    ("C had higher X than I"), ``none`` without an arm. The reference is the arm that follows
+    "than / compared (with) / versus" within six words; without such a marker, the arm named
+    second (or the missing one)."""
+    for j, w in enumerate(seq):
+        if w in REFERENCE_MARKERS:
+            for x in seq[j + 1 : j + 7]:
+                if x == "__c__":
+                    return "normal"
+                if x == "__i__":
+                    return "flipped"
+    order = _order(seq)
+    if order in ("ic", "i"):
+        return "normal"
+    if order in ("ci", "c"):
+        return "flipped"
+    return "none"
+
+
+def direction_features(sentence: str, t: Tagged, swap: bool = False) -> list[str]:
+    """Sparse features of the direction classifier (see the module doc)."""
+    seq = masked(t, swap)
+    order = _order(seq)
+    pol = polarity(seq)
+    feats = [f"u:{w}" for w in seq]
+    feats += [f"b:{a} {b}" for a, b in zip(seq, seq[1:], strict=False)]
+    feats.append(f"ord:{order}")
+    feats.append(f"pol:{pol}")
+    for j, w in enumerate(seq):
+        k = w[:6]
+        if k in DIRECTION_CUES:
+            feats.append(f"oc:{order}:{k}")
+            feats.append(f"pc:{pol}:{k}")
+            if j + 1 < len(seq):
+                feats.append(f"pb:{pol}:{k} {seq[j + 1][:6]}")
+            if j:
+                feats.append(f"pb:{pol}:{seq[j - 1][:6]} {k}")
+    nums = parse_numbers(sentence)
+    sig = p_significant(nums)
+    feats.append("p:none" if sig is None else "p:sig" if sig else "p:ns")
+    ci = nums.get("ci")
+    if ci:
+        kind = nums.get("effect", {}).get("kind")
+        pivot = 0.0 if kind in ("MD", "SMD", "RD", "ARR") else 1.0
+        if ci["low"] <= pivot <= ci["high"]:
+            feats.append("ci:cross")
+        else:
+            feats.append("ci:above" if ci["low"] > pivot else "ci:below")
+    if NO_DIFFERENCE_CUES.search(sentence):
+        feats.append("cue:nodiff")
+        feats.append(f"cue:nodiff:{order}")
+    return feats
+
+
+def ranker_features(
+    unit: Unit,
+    t: Tagged,
+    q: Question,
+    best_o: float,
+    prior: float | None,
+) -> dict[str, float]:
+    """Dense features of the sentence ranker for one sentence (``best_o``: the largest outcome
+    coverage of any sentence of the text)."""
+    roles = t.roles
+
+    def cover(role: str, keys: frozenset[str]) -> float:
+        """Share of the phrase's words found (a long phrase needs at most four); 0.5 for a
+        mention found by concept only."""
+        if not keys:
+            return 0.0
+        found = {_key(w) for w, r in zip(t.tokens, roles, strict=True) if r == role}
+        hit = len(found & keys) / min(len(keys), 4)
+        return min(1.0, hit) if hit else (0.5 if role in roles else 0.0)
+
+    o = cover("o", q.o_keys) if q.outcome else 0.0
+    i = cover("i", q.i_keys)
+    c = cover("c", q.c_keys)
+    text = unit.text
+    nums = parse_numbers(text)
+    f: dict[str, float] = {
+        "o": o,
+        "o_best": 1.0 if q.outcome and o > 0 and o >= best_o else 0.0,
+        "o_gap": (best_o - o) if q.outcome else 0.0,
+        "i": i,
+        "c": c,
+        "i_and_c": 1.0 if i > 0 and c > 0 else 0.0,
+        "p": 1.0 if "p" in nums else 0.0,
+        "pct": 1.0 if "percentages" in nums else 0.0,
+        "effect_ci": 1.0 if ("effect" in nums or "ci" in nums) else 0.0,
+        "digits": 1.0 if any(w[0].isdigit() for w in t.tokens) else 0.0,
+        "significant": 1.0 if SIGNIFICANT_CUE.search(text) else 0.0,
+        "nodiff": 1.0 if NO_DIFFERENCE_CUES.search(text) else 0.0,
+        "compare": 1.0 if COMPARISON_CUES.search(text) else 0.0,
+        "dircue": 1.0 if any(_key(w) in DIRECTION_CUES for w in t.tokens) else 0.0,
+        "len": math.log1p(len(t.tokens)) / 4.0,
+        f"sec:{unit.section}": 1.0,
+        f"pos:{unit.position}": 1.0,
+    }
+    if q.outcome:
+        f["o_x_p"] = o * (f["p"] + f["significant"] + f["nodiff"])
+        f["o_x_dircue"] = o * f["dircue"]
+    if prior is not None:
+        f["prior"] = prior
+    return f
+
+
+# --- the model ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ranker:
+    intercept: float
+    weights: dict[str, float]
+
+    def log_odds(self, feats: Mapping[str, float]) -> float:
+        w = self.weights
+        return self.intercept + sum(w.get(k, 0.0) * v for k, v in feats.items())
+
+
+def ranker_key(outcome: bool, prior: bool) -> str:
+    return ("outcome" if outcome else "no-outcome") + ("+prior" if prior else "")
+
+
+@dataclass
+class FindingsModel:
+    """Sentence rankers (by ``ranker_key``) and the direction classifier."""
+
+    rankers: dict[str, Ranker]
+    classes: tuple[str, ...]
+    bias: list[float]
+    weights: dict[str, list[float]]
+    min_confidence: float = 0.2  # a sentence below this probability is not reported
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def direction(self, feats: Sequence[str]) -> dict[str, float]:
+        """Class probabilities (softmax over the linear scores)."""
+        scores = list(self.bias)
+        w = self.weights
+        for f in set(feats):
+            v = w.get(f)
+            if v is not None:
+                for j, x in enumerate(v):
+                    scores[j] += x
+        m = max(scores)
+        e = [math.exp(s - m) for s in scores]
+        z = sum(e)
+        return {c: x / z for c, x in zip(self.classes, e, strict=True)}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": MODEL_FORMAT,
+            "version": MODEL_VERSION,
+            "rankers": {k: {"intercept": r.intercept, "weights": r.weights} for k, r in self.rankers.items()},
+            "direction": {"classes": list(self.classes), "bias": self.bias, "weights": self.weights},
+            "min_confidence": self.min_confidence,
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], source: str = "findings model") -> FindingsModel:
+        if d.get("format") != MODEL_FORMAT:
+            raise DataError(f"{source}: not a findings model (format {d.get('format')!r})")
+        if d.get("version") != MODEL_VERSION:
+            raise DataError(f"{source}: model version {d.get('version')!r}, this ebm reads {MODEL_VERSION}")
+        try:
+            rankers = {
+                str(k): Ranker(float(r["intercept"]), {str(f): float(v) for f, v in r["weights"].items()})
+                for k, r in d["rankers"].items()
+            }
+            dr = d["direction"]
+            classes = tuple(str(c) for c in dr["classes"])
+            if set(classes) != set(DIRECTIONS):
+                raise ValueError(f"classes {classes}")
+            weights = {str(f): [float(x) for x in v] for f, v in dr["weights"].items()}
+            if any(len(v) != len(classes) for v in weights.values()):
+                raise ValueError("a weight row has the wrong length")
+            return cls(
+                rankers=rankers,
+                classes=classes,
+                bias=[float(x) for x in dr["bias"]],
+                weights=weights,
+                min_confidence=float(d.get("min_confidence", 0.2)),
+                meta=dict(d.get("meta") or {}),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise DataError(f"{source}: malformed findings model ({exc!r})") from exc
+
+    def save(self, path: Path) -> None:
+        save_json_gz(path, self.to_json())
+
+
+def load_findings_model(path: Path) -> FindingsModel:
+    """Read a findings model file (``ebm.paths.package_data(MODEL_FILE)`` is the shipped one)."""
+    return FindingsModel.from_json(
+        load_json_gz(path, "findings model", "scripts/train_findings.py"), str(path)
+    )
+
+
+# --- extraction ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One evidence sentence and what it says about intervention vs comparison on an outcome."""
+
+    outcome: str  # the frame's outcome, or the outcome phrase the sentence names
+    direction: str  # "higher" | "lower" | "no_difference", with respect to the intervention
+    significant: bool
+    sentence: str
+    start: int  # character offsets into the text given (``text[start:end] == sentence``)
+    end: int
+    numbers: dict[str, Any]
+    confidence: float  # probability that the sentence reports the comparison
+    sentence_index: int = -1  # index of the sentence (Document.sentences for a Document)
+    probabilities: dict[str, float] = field(default_factory=dict)  # per direction
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "direction": self.direction,
+            "significant": self.significant,
+            "sentence": self.sentence,
+            "start": self.start,
+            "end": self.end,
+            "numbers": self.numbers,
+            "confidence": round(self.confidence, 4),
+        }
+
+
+class ScoredSentence(NamedTuple):
+    unit: Unit
+    tagged: Tagged
+    probability: float
+
+
+_SUBJECT_END = re.compile(
+    r"\s(?:was|were|is|are|did|had|has|have|showed|decreased|increased|improved|reduced|"
+    r"remained|differed|declined|rose|fell)\b",
+    re.IGNORECASE,
+)
+
+
+def outcome_phrase(sentence: str, q: Question) -> str:
+    """The frame's outcome, else the subject the sentence reports (the words before its verb,
+    at most eight), else the sentence's first words."""
+    if q.outcome:
+        return q.outcome
+    m = _SUBJECT_END.search(sentence)
+    head = sentence[: m.start()] if m else sentence
+    words = head.split()
+    return " ".join(words[-8:]).strip(" ,;:(") or " ".join(sentence.split()[:8])
+
+
+def _concept_spans(
+    units: Sequence[Unit],
+    concepts: Sequence[Any] | None,
+    matcher: ConceptMatcher | None,
+) -> list[list[tuple[int, int, str]]]:
+    """Per sentence, the (start, end, cui) of its concepts relative to the sentence: from the
+    document's concepts (objects with ``start``, ``end``, ``cui`` in text offsets) when given,
+    else from the matcher."""
+    out: list[list[tuple[int, int, str]]] = [[] for _ in units]
+    if concepts is not None:
+        for c in concepts:
+            for j, u in enumerate(units):
+                if u.start <= c.start < u.end:
+                    out[j].append((c.start - u.start, c.end - u.start, c.cui))
+                    break
+    elif matcher is not None:
+        for j, u in enumerate(units):
+            out[j] = [(m.start, m.end, m.cui) for m in matcher.match(u.text)]
+    return out
+
+
+def rank_sentences(
+    text_or_document: str | Document,
+    q: Question,
+    model: FindingsModel,
+    prior: Mapping[int, float] | None = None,
+    concepts: Sequence[Any] | None = None,
+    matcher: ConceptMatcher | None = None,
+) -> tuple[str, list[ScoredSentence]]:
+    """Every sentence with the probability that it reports the comparison, best first."""
+    text, units = units_of(text_or_document)
+    spans = _concept_spans(units, concepts, matcher) if (concepts is not None or matcher) else None
+    tagged = [tag(u.text, q, spans[j] if spans else ()) for j, u in enumerate(units)]
+    use_prior = prior is not None and ranker_key(bool(q.outcome), True) in model.rankers
+    ranker = model.rankers.get(ranker_key(bool(q.outcome), use_prior))
+    if ranker is None:
+        raise DataError(f"findings model has no ranker {ranker_key(bool(q.outcome), use_prior)!r}")
+    best_o = 0.0
+    if q.outcome:
+        feats0 = [ranker_features(u, t, q, 0.0, None)["o"] for u, t in zip(units, tagged, strict=True)]
+        best_o = max(feats0, default=0.0)
+    scored = []
+    for u, t in zip(units, tagged, strict=True):
+        p = prior.get(u.index) if (use_prior and prior is not None) else None
+        f = ranker_features(u, t, q, best_o, (p or 0.0) if use_prior else None)
+        scored.append(ScoredSentence(u, t, sigmoid(ranker.log_odds(f))))
+    # best first; among equals the later sentence (results come late)
+    scored.sort(key=lambda s: (-s.probability, -s.unit.index))
+    return text, scored
+
+
+def classify_direction(
+    sentence: str, q: Question, model: FindingsModel, t: Tagged | None = None
+) -> dict[str, float]:
+    """Direction probabilities of one sentence with respect to the question's intervention."""
+    return model.direction(direction_features(sentence, t or tag(sentence, q)))
+
+
+def extract_findings(
+    text_or_document: str | Document,
+    intervention: str,
+    comparison: str,
+    outcome: str,
+    model: FindingsModel,
+    *,
+    prior: Mapping[int, float] | None = None,
+    concepts: Sequence[Any] | None = None,
+    matcher: ConceptMatcher | None = None,
+    limit: int = 3,
+    min_confidence: float | None = None,
+) -> list[Finding]:
+    """The sentences of the text that report ``intervention`` vs ``comparison`` on ``outcome``
+    (empty: the outcomes reported), best first, at most ``limit``, each at least
+    ``min_confidence`` (default: the model's) probable.
+
+    ``prior``: the outcome-sentence ensemble's probability per sentence index (a Document's
+    ``Annotation.outcomes``); ``concepts``: the document's concepts (``Annotation.concepts``) or
+    ``matcher``: a concept matcher, to match the phrases by concept as well as by word.
+    """
+    q = make_question(intervention, comparison, outcome, matcher)
+    _, scored = rank_sentences(text_or_document, q, model, prior, concepts, matcher)
+    floor = model.min_confidence if min_confidence is None else min_confidence
+    out: list[Finding] = []
+    for s in scored:
+        if len(out) >= limit or s.probability < floor:
+            break
+        if s.unit.section == "title" and out:
+            continue  # a title restates; report it only when nothing else does
+        probs = model.direction(direction_features(s.unit.text, s.tagged))
+        direction = max(probs, key=lambda k: probs[k])
+        out.append(
+            Finding(
+                outcome=outcome_phrase(s.unit.text, q),
+                direction=direction,
+                significant=direction != "no_difference",
+                sentence=s.unit.text,
+                start=s.unit.start,
+                end=s.unit.end,
+                numbers=parse_numbers(s.unit.text),
+                confidence=s.probability,
+                sentence_index=s.unit.index,
+                probabilities=probs,
+            )
+        )
+    return out
