@@ -79,3 +79,28 @@ def test_errors_exit_2(resources, capsys: pytest.CaptureFixture[str]) -> None:  
     assert main(["frame", "what is the"]) == 2
     err = capsys.readouterr().err
     assert "no problem, population or intervention" in err and "cue words: is; ignored: what, the" in err
+
+
+def test_ask_a_question_in_words(resources, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """``ebm ask "QUESTION"``: the parsed frame is asked, a flag sets one slot over it, and
+    "Understood as" goes to stderr so that JSON stays clean."""
+    assert (
+        main(["ask", "leg cramps quinine", "--population", "adults", "--top", "1", "--format", "json"]) == 0
+    )
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["frame"] == {
+        "task": "therapy",
+        "question": "leg cramps quinine",
+        "problem": "leg cramps",
+        "population": ["adults"],
+        "intervention": ["quinine"],
+    }
+    assert len(out["results"]) == 1
+    assert (
+        "Understood as: therapy · problem leg cramps · population adults · intervention quinine"
+        in captured.err
+    )
+    assert "from the options: population" in captured.err
+    assert main(["ask", "leg cramps", "--frame", str(ROOT / "questions" / "quinine_leg_cramps.yaml")]) == 2
+    assert "either a QUESTION or --frame" in capsys.readouterr().err

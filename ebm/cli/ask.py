@@ -88,6 +88,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--ranker paper-ebm) and show the best as answers: title, the three best outcome sentences, "
         "grade, year, journal, score and every component.",
     )
+    p.add_argument(
+        "text",
+        nargs="?",
+        metavar="QUESTION",
+        help='the question in plain words ("leg cramps quinine"); flags set single slots over it',
+    )
     _frame_arguments(p, several=True)
     _config_arguments(p)
     p.add_argument("--top", type=int, help=f"answers to show (default {DEFAULT_TOP}; trec: all candidates)")
@@ -129,6 +135,13 @@ def _frames(args: argparse.Namespace):  # -> list[tuple[Frame, str]]
     from ebm.frame import Frame, frame_from_args, load_frame, load_frames
 
     given = args.frame if isinstance(args.frame, list) else ([args.frame] if args.frame else [])
+    if getattr(args, "text", None) is not None:  # ebm ask "QUESTION" (issue 16)
+        from ebm.cli.frame import question_frame
+
+        if given:
+            raise InputError("give either a QUESTION or --frame, not both")
+        frame = question_frame(args, sys.stderr)
+        return [(frame, frame.id or "question")]
     slots = [args.task, args.problem, args.outcome, args.question]
     slots += [args.co_problem, args.population, args.intervention, args.comparison]
     if given and any(slots):

@@ -13,11 +13,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from ebm.errors import InputError
 
 if TYPE_CHECKING:
+    from ebm.frame import Frame
     from ebm.question import ParsedQuestion
 
 MODEL = Path(__file__).resolve().parent.parent / "data" / "models" / "question_roles.json.gz"
@@ -88,3 +89,43 @@ def run(args: argparse.Namespace) -> int:
         if parsed.ignored:
             print(f"ignored: {', '.join(parsed.ignored)}", file=sys.stderr)
     return 0
+
+
+# Slots a flag of `ebm ask` may set over a parsed question: (option attribute, frame field).
+OVERRIDES = (
+    ("task", "task"),
+    ("problem", "problem"),
+    ("co_problem", "co_problems"),
+    ("population", "population"),
+    ("intervention", "intervention"),
+    ("comparison", "comparison"),
+    ("outcome", "outcome"),
+    ("id", "id"),
+)
+
+
+def question_frame(args: argparse.Namespace, out: TextIO) -> Frame:
+    """For ``ebm ask "QUESTION"``: the parsed frame with each slot given as a flag
+    (``--task``, ``--problem``, ...) put in its place; "Understood as: ..." and the task reason
+    are printed to ``out``."""
+    from ebm.frame import frame_from_dict
+    from ebm.question import understood_as
+
+    parsed = parse_text(args.text, str(args.rules) if getattr(args, "rules", None) else None)
+    data = parsed.frame.to_dict()
+    changed = []
+    for option, field_name in OVERRIDES:
+        value = getattr(args, option, None)
+        if value not in (None, []):
+            data[field_name] = value
+            changed.append(field_name)
+    frame = frame_from_dict(
+        data, "the question" + (f" with {', '.join(changed)} from the options" if changed else "")
+    )
+    from dataclasses import replace
+
+    print(understood_as(replace(parsed, frame=frame)), file=out)
+    print(f"  task {parsed.task_reason}", file=out)
+    if changed:
+        print(f"  from the options: {', '.join(changed)}", file=out)
+    return frame
