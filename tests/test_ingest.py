@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -168,3 +174,68 @@ def test_malformed_file_keeps_earlier_chunks_and_names_the_place(tmp_path: Path,
         with pytest.raises(InputError, match="junk.txt: neither PubMed XML nor MEDLINE text format"):
             ingest_files(store, [pm / SAMPLES[1], junk], workers=0)  # checked before anything is written
         assert len(store) == before
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_workers_exit_when_the_writer_is_killed(tmp_path: Path, shared: Path) -> None:
+    db = tmp_path / "killed.sqlite"
+    medline = shared / "medline" / "medline16n0902.xml.gz"
+    cmd = [
+        sys.executable,
+        "-m",
+        "ebm",
+        "corpus",
+        "ingest",
+        "--db",
+        str(db),
+        "--batch-size",
+        "1",
+        "--workers",
+        "2",
+    ]
+    proc = subprocess.Popen([*cmd, str(medline)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        n = 0
+        while n < 20 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            if db.exists():
+                with sqlite3.connect(db, timeout=30) as peek:
+                    tables = {r[0] for r in peek.execute("SELECT name FROM sqlite_master")}
+                    n = (
+                        peek.execute("SELECT count(*) FROM citations").fetchone()[0]
+                        if "citations" in tables
+                        else 0
+                    )
+        workers = _children(proc.pid)
+        assert proc.poll() is None and len(workers) == 2, "ingest finished before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers)
+    with MedlineStore(db) as store:
+        assert store.file_records() == [] and len(store) >= 20
+        store.check()
+        summary = ingest_files(store, [medline], workers=2)  # and the ingest resumes
+        assert summary.files == [medline.name] and len(store) == 604

@@ -25,6 +25,8 @@ import gzip
 import hashlib
 import os
 import re
+import threading
+import time
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -298,6 +300,18 @@ def _notices(ops: list[Op], counts: list[int], citations: int, summary: IngestSu
     counts[3] += citations + deletions + skipped
 
 
+def _watch_parent(parent: int) -> None:
+    """Exit when the writer dies (SIGKILL gives the pool no chance to stop its forked workers,
+    which would otherwise wait on the task queue forever)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def _run(task: _Task) -> tuple[list[Op], int, int] | EbmError:
     return _prepare(task.kind, task.name, task.data)
 
@@ -307,7 +321,11 @@ class _Results:
 
     def __init__(self, tasks: Iterator[tuple[_Task, str]], workers: int) -> None:
         self.tasks = tasks
-        self.pool = ProcessPoolExecutor(workers) if workers > 0 else None
+        self.pool = (
+            ProcessPoolExecutor(workers, initializer=_watch_parent, initargs=(os.getpid(),))
+            if workers > 0
+            else None
+        )
         self.pending: deque[tuple[_Task, str, Future[Any]]] = deque()
         self.depth = 2 * workers
 
