@@ -176,8 +176,8 @@ def check_task_indicators(t: TaskIndicators, voc: Any) -> list[Problem]:
                 bad("an 'all' row cannot refer to a task; list the terms instead")
                 continue
             if key_term not in targets:
-                close = closest(key_term, targets)
-                hint = f"; did you mean {close!r}?" if close else ""
+                nearest = closest(key_term, targets)
+                hint = f"; did you mean {nearest!r}?" if nearest else ""
                 bad(f"{r.term}: not a task this row can refer to ({', '.join(targets)}){hint}")
                 continue
             if not any(x.task == key_term and x.kind != "task" and x.major > 0 for x in t.rows):
@@ -242,6 +242,7 @@ def check_journals(t: Journals) -> list[Problem]:
 def check_clinical_queries(t: ClinicalQueries) -> list[Problem]:
     from ebm.query_syntax import QuerySyntaxError, require_subset
 
+    store_translate: Callable[..., Any] | None
     try:  # the local store's parser, when installed: PUBMED must run there too
         from ebm.store.query import translate as store_translate
     except ImportError:
