@@ -6,6 +6,7 @@ import contextlib
 import gzip
 import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -206,3 +207,125 @@ def test_missing_paths_and_stores_are_clear_errors(
     assert code == 2 and "nope.xml: no such file" in err and not db.exists()
     code, _, err = run(capsys, "corpus", "search", "asthma", "--db", str(db))
     assert code == 2 and f"no MEDLINE store at {db}" in err and not db.exists()
+
+
+# --- hardening (issue 12) -----------------------------------------------------------------
+
+
+def _sample_records(shared: Path) -> tuple[str, list[str], str]:
+    from tests.test_reader_hardening import split_records
+
+    return split_records((shared / "medline" / "medsamp2006.xml").read_text(encoding="utf-8"))
+
+
+def _pmid(record: str) -> str:
+    m = re.search(r"<PMID>(\d+)</PMID>", record)
+    assert m
+    return m.group(1)
+
+
+def test_ingest_counts_skipped_records_and_reports_cut_texts(
+    tmp_path: Path, shared: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head, records, tail = _sample_records(shared)
+    no_pmid = re.sub(r"<PMID>\d+</PMID>", "", records[6], count=1)
+    huge = records[7].replace("<AbstractText>", "<AbstractText>" + "word " * 400_000, 1)  # 2 MB
+    path = tmp_path / "odd.xml"
+    path.write_text(head + "".join(records[:6]) + no_pmid + huge + "".join(records[8:10]) + tail)
+    db = tmp_path / "odd.sqlite"
+    # chunks of 2 records: notices are numbered from the file's start, not the chunk's
+    code, _, err = run(
+        capsys, "corpus", "ingest", "--db", str(db), "--batch-size", "2", "--workers", "0", str(path)
+    )
+    assert code == 0 and "Traceback" not in err
+    assert re.search(r"ebm: odd\.xml: record 7: no PMID \(line \d+\): skipped", err)
+    assert f"ebm: odd.xml: record 8: PMID {_pmid(records[7])}: abstract of 2,0" in err
+    assert "cut to 100,000 (declared caps)" in err and "1 records skipped" in err
+    stats = json.loads(run(capsys, "corpus", "stats", "--json", "--db", str(db))[1])
+    assert stats["citations"] == 9
+    from ebm.store import MedlineStore
+
+    with MedlineStore(db) as store:
+        c = store.get(_pmid(records[7]))
+        assert c is not None and sum(len(s.text) for s in c.abstract or ()) == 100_000
+
+
+def test_ingest_refuses_a_pmid_that_is_not_a_number_and_keeps_the_rest(
+    tmp_path: Path, shared: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head, records, tail = _sample_records(shared)
+    bad = re.sub(r"<PMID>\d+</PMID>", "<PMID>not-a-number</PMID>", records[4], count=1)
+    path = tmp_path / "bad.xml"
+    path.write_text(head + "".join(records[:4]) + bad + records[5] + tail)
+    db = tmp_path / "bad.sqlite"
+    code, out, err = run(capsys, "corpus", "ingest", "--db", str(db), "--workers", "0", str(path))
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert re.search(r"bad\.xml: record 5: PMID 'not-a-number' \(line \d+\) is not a number", err)
+    assert "nothing stored earlier was lost" in err
+    stats = json.loads(run(capsys, "corpus", "stats", "--json", "--db", str(db))[1])
+    assert stats["citations"] == 4  # the records before it
+    assert (
+        "not-a-number"
+        not in run(capsys, "corpus", "search", "hasabstract", "--limit", "100", "--db", str(db))[1]
+    )
+
+
+def test_search_cuts_long_titles_for_the_terminal(
+    tmp_path: Path, shared: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head, records, tail = _sample_records(shared)
+    long_title = records[0].replace("<ArticleTitle>", "<ArticleTitle>" + "title " * 200_000, 1)  # 1.2 MB
+    path = tmp_path / "long.xml"
+    path.write_text(head + long_title + tail)
+    db = tmp_path / "long.sqlite"
+    code, _, err = run(capsys, "corpus", "ingest", "--db", str(db), "--workers", "0", str(path))
+    assert code == 0 and "title of 1,200,1" in err and "cut to 5,000" in err
+    code, out, _ = run(capsys, "corpus", "search", f"{_pmid(records[0])}[pmid]", "--db", str(db))
+    (line,) = out.splitlines()
+    assert code == 0 and len(line) < 340 and line.endswith("…")
+    code, out, _ = run(capsys, "corpus", "search", f"{_pmid(records[0])}[pmid]", "--json", "--db", str(db))
+    assert len(json.loads(out)["results"][0]["title"]) == 5_000  # whole (as stored) in --json
+
+
+def test_a_query_starting_with_a_dash_needs_the_double_dash(
+    first_use: tuple[Path, str, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["corpus", "search", "-fever", "--db", str(first_use[0])])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "goes after '--'" in err and "ebm corpus search -- '-fever'" in err
+    code, out, err = run(capsys, "corpus", "search", "--db", str(first_use[0]), "--", "-fever")
+    assert code == 0 and out.strip() and "citations match" in err
+
+
+def test_large_and_deep_queries_on_the_command_line(
+    first_use: tuple[Path, str, dict], capsys: pytest.CaptureFixture[str], bundled: list[Citation]
+) -> None:
+    db = str(first_use[0])
+    words = ["fever", "asthma", "cough", "otitis", "wheezing", "ibuprofen"] * 100  # 600 ORed terms
+    code, out, err = run(
+        capsys, "corpus", "search", " OR ".join(f"{w}[tiab]" for w in words), "--json", "--db", db
+    )
+    want = matching(bundled, lambda c: any(in_tiab(c, w) for w in set(words)))
+    assert code == 0 and json.loads(out)["count"] == len(want)
+    deep = "asthma"
+    for i in range(2000):
+        deep = f"w{i} {('AND', 'OR')[i % 2]} ({deep})"
+    code, out, err = run(capsys, "corpus", "search", deep, "--db", db)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert (
+        err
+        == "ebm: error: query nests 2000 levels of different operators; the local store takes at most 200\n"
+    )
+
+
+def test_ebm_home_pointing_at_a_file_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home-file"
+    home.write_text("not a directory")
+    monkeypatch.setenv("EBM_HOME", str(home))
+    code, out, err = run(capsys, "corpus", "stats")
+    assert code == 2 and out == ""
+    why = "is a file, not a directory: point EBM_HOME at a directory (or unset it)"
+    assert err == f"ebm: error: EBM_HOME={home} {why}\n"
