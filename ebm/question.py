@@ -44,11 +44,12 @@ if TYPE_CHECKING:
 ROLES = ("problem", "co_problem", "population", "intervention", "comparison", "outcome")
 # What the model may answer: a role, or "other" (the chunk is reported as unplaced).
 MODEL_LABELS = ("problem", "population", "intervention", "comparison", "outcome", "other")
-CUE_KINDS = ("task", "word", "before", "after", "ignore")
+CUE_KINDS = ("task", "word", "prior", "before", "after", "ignore")
+CHUNK_KINDS = ("disorder", "agent", "person")
 CUE_VALUES = (*(t.value for t in Task), *ROLES, "same", "-")
 
 QUESTION_CUE_COLUMNS = (
-    choice("kind", CUE_KINDS, help="task, word, before, after or ignore"),
+    choice("kind", CUE_KINDS, help="task, word, prior, before, after or ignore"),
     text("phrase", help="lower-case words; a trailing * matches any ending"),
     choice("value", CUE_VALUES, help="a task (task rows), a role or 'same' (before/after), '-' (ignore)"),
     number("weight", required=False, default=1.0, minimum=0, help="evidence weight of a task row"),
@@ -137,7 +138,12 @@ def load_question_cues(path: str | Path) -> QuestionCues:
         if not words:
             raise InputError(f"{where}: column 'phrase': empty")
         kind, value = row["kind"], row["value"]
-        if kind in ("task", "word") and value not in {t.value for t in Task}:
+        if kind == "prior" and (len(words) != 1 or words[0] not in CHUNK_KINDS):
+            raise InputError(
+                f"{where}: column 'phrase': a prior row names a kind of words ({', '.join(CHUNK_KINDS)}), "
+                f"not {row['phrase']!r}"
+            )
+        if kind in ("task", "word", "prior") and value not in {t.value for t in Task}:
             raise InputError(f"{where}: column 'value': a task row needs a task, not {value!r}")
         if kind in ("before", "after") and value not in (*ROLES, "same"):
             raise InputError(f"{where}: column 'value': a {kind} row needs a role or 'same', not {value!r}")
@@ -331,16 +337,23 @@ def _chunks(
         return m is not None and (m.start < words[i].start or m.end > words[i].end)
 
     content = [marks[i] is None or (marks[i] == "ignored" and inside_longer(i)) for i in range(len(words))]
-    # ... nor does "patients" after other content ("elderly patients"), where it is kept
-    for i in range(1, len(words)):
-        m = concept_of[i]
-        if (
-            marks[i] == "ignored"
-            and content[i - 1]
-            and m is not None
-            and _kind(set(m.groups)) == "person"
-            and not _BREAK.search(text[words[i - 1].end : words[i].start])
-        ):
+
+    # ... nor does "patients" next to other content ("elderly patients", "patients over 75
+    # years"), where it is kept with it
+    def glued(i: int, j: int) -> bool:
+        return (
+            0 <= j < len(words)
+            and content[j]
+            and not _BREAK.search(text[words[min(i, j)].end : words[max(i, j)].start])
+        )
+
+    persons = [
+        i
+        for i, m in enumerate(concept_of)
+        if marks[i] == "ignored" and m is not None and _kind_of(m) == "person"
+    ]
+    for i in persons:
+        if glued(i, i - 1) or glued(i, i + 1):
             content[i] = True
     for i, m in enumerate(concept_of):
         if m is not None and marks[i] == "cue":
@@ -514,12 +527,22 @@ def chunk_features(chunks: Sequence[Chunk], k: int, vocabulary: MeshVocabulary |
     return sorted(set(feats))
 
 
-def _decide_task(folded: list[str], cues: QuestionCues, has_agent: bool) -> tuple[Task, str]:
-    """The task with the most cue weight (``task`` and ``word`` rows, the longest phrase at
-    each word); the reason names the evidence, and the runner-up when there is one."""
+_KIND_WORDS = {"disorder": "a disorder", "agent": "a drug or procedure", "person": "persons"}
+
+
+def _decide_task(folded: list[str], cues: QuestionCues, kinds: set[str]) -> tuple[Task, str]:
+    """The task with the most cue weight (``prior`` rows for the kinds of things named, then
+    ``task`` and ``word`` rows, the longest phrase at each word); the reason names the
+    evidence, and the runner-up when there is one."""
     scores: dict[str, float] = {}
     evidence: dict[str, list[str]] = {}
     order: dict[str, int] = {}
+    for c in cues.cues:
+        if c.kind == "prior" and c.words[0] in kinds and c.weight > 0:
+            scores[c.value] = scores.get(c.value, 0.0) + c.weight
+            evidence.setdefault(c.value, []).append(f"{_KIND_WORDS[c.words[0]]} named")
+            order.setdefault(c.value, len(order))
+    cue_evidence = False
     i = 0
     while i < len(folded):
         t = next(
@@ -529,19 +552,20 @@ def _decide_task(folded: list[str], cues: QuestionCues, has_agent: bool) -> tupl
             i += 1
             continue
         scores[t.value] = scores.get(t.value, 0.0) + t.weight
-        evidence.setdefault(t.value, []).append(" ".join(folded[i : i + len(t.words)]))
+        evidence.setdefault(t.value, []).append(repr(" ".join(folded[i : i + len(t.words)])))
         order.setdefault(t.value, len(order))
+        cue_evidence = True
         i += len(t.words)
-    if not scores:
-        why = "an intervention was named" if has_agent else "nothing else was said"
+    if not cue_evidence:
+        why = "; ".join(e for v in evidence.values() for e in v) or "nothing else was said"
         return Task.THERAPY, f"therapy: no task words in the question; therapy is the default ({why})"
     ranked = sorted(scores, key=lambda t: (-scores[t], order[t]))
     best = ranked[0]
-    said = ", ".join(repr(e) for e in evidence[best])
+    said = ", ".join(evidence[best])
     reason = f"{best}: {said} (weight {scores[best]:g})"
     if len(ranked) > 1:
         second = ranked[1]
-        other = ", ".join(repr(e) for e in evidence[second])
+        other = ", ".join(evidence[second])
         verdict = "a tie: the first named wins" if scores[second] == scores[best] else "less weight"
         reason += f"; ambiguous: {second} had {other} (weight {scores[second]:g}; {verdict})"
     return Task(best), reason
@@ -572,8 +596,8 @@ def parse_question(
     question, words, marks, starts, chunks = analyse(text, matcher, cues)
     folded = [w.folded for w in words]
     _assign_roles(chunks, starts, marks, folded, cues, model, vocabulary)
-    has_agent = any(c.kind == "agent" for c in chunks)
-    task, reason = _decide_task(folded, cues, has_agent)
+    kinds = {c.kind for c in chunks if c.kind is not None}
+    task, reason = _decide_task(folded, cues, kinds)
     return _build(question, words, marks, chunks, task, reason)
 
 

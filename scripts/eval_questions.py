@@ -244,6 +244,12 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write all figures and per-question rows here")
     ap.add_argument("--write-frames", type=Path, metavar="DIR", help="write the parsed bench frames here")
     ap.add_argument("--show", action="store_true", help="print each bench question's parse")
+    ap.add_argument(
+        "--clirec-part",
+        choices=["test", "train"],
+        default="test",
+        help="the CLIREC part to score: test (default; never tuned on) or train (for tuning)",
+    )
     args = ap.parse_args()
 
     from ebm.resources import Resources
@@ -257,7 +263,9 @@ def main() -> None:
 
     bench_frames = load_frames(args.shared / "data" / "bench" / "frames")
     bench = [Case(f.id or "", f.question or "", f, lambda t, g=f.task: t == g) for f in bench_frames]
-    _, test = train.clirec_split(train.read_clirec(args.shared))
+    train_part, test = train.clirec_split(train.read_clirec(args.shared))
+    if args.clirec_part == "train":  # for tuning: the figures of the part the model learnt from
+        test = [q for q in train_part if q.review not in train.bench_reviews(args.shared)]
     clirec = [
         Case(
             q.id,
@@ -282,7 +290,8 @@ def main() -> None:
         return baseline(text, matcher)
 
     results: dict[str, Any] = {}
-    for name, cases in (("bench (development)", bench), ("clirec-test", clirec)):
+    clirec_name = f"clirec-{args.clirec_part}"
+    for name, cases in (("bench (development)", bench), (clirec_name, clirec)):
         results[name] = {"parser": evaluate(cases, parse, scorer), "baseline": evaluate(cases, base, scorer)}
     pq = pubmedqa_cases(args.shared)
     pq_right = sum(parse(q).task.value == t for q, t in pq)
@@ -297,7 +306,7 @@ def main() -> None:
         f"{'set':22} {'system':9} {'n':>4} {'task':>6} {'exact':>6} "
         + " ".join(f"{s[:12]:>12}" for s in SLOTS)
     )
-    for name in ("bench (development)", "clirec-test"):
+    for name in ("bench (development)", clirec_name):
         for system in ("parser", "baseline"):
             r = results[name][system]
             cells = " ".join(f"{r['slots'][s]['all']:12.1%}" for s in SLOTS)
