@@ -28,6 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from ingest_bench import measure, plain
 from store_bench import TAGGED
 from synthetic_medline import write_files
 
+from ebm.errors import EbmError
 from ebm.store.ingest import ingest_files
 from ebm.store.sqlite import ABSTRACT_WEIGHT, TITLE_WEIGHT, MedlineStore
 
@@ -42,29 +44,74 @@ ROOT = Path(__file__).resolve().parents[1]
 FRAMES = ROOT.parent / "shared" / "data" / "bench" / "frames"
 
 
-def latencies(fn, queries: list[str], repeat: int) -> list[float]:
+class Budget:
+    """Interrupts a query past ``seconds`` (SQLite progress handler): a query the store cannot
+    answer in time is reported as such instead of stalling the benchmark."""
+
+    def __init__(self, db: sqlite3.Connection, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = float("inf")
+        db.set_progress_handler(lambda: int(time.perf_counter() > self.deadline), 10_000)
+
+    def call(self, fn: Callable[[], object]) -> float | None:
+        """Wall seconds of ``fn()``, or None if it ran out of time."""
+        t = time.perf_counter()
+        self.deadline = t + self.seconds
+        try:
+            fn()
+        except (sqlite3.OperationalError, EbmError) as exc:
+            if "interrupt" not in str(exc):
+                raise
+            return None
+        finally:
+            self.deadline = float("inf")
+        return time.perf_counter() - t
+
+
+def latencies(
+    budget: Budget, fn: Callable[[str], object], queries: list[str], repeat: int
+) -> list[list[float]]:
+    """Per query, the times of ``repeat`` warm runs (one if the warm-up took over a second; none if it
+    ran out of time)."""
     out = []
     for q in queries:
-        fn(q)  # warm
-        for _ in range(repeat):
-            t = time.perf_counter()
-            fn(q)
-            out.append(time.perf_counter() - t)
+        warm = budget.call(lambda q=q: fn(q))
+        times: list[float] = []
+        for _ in range(0 if warm is None else 1 if warm > 1 else repeat):
+            t = budget.call(lambda q=q: fn(q))
+            if t is None:
+                break
+            times.append(t)
+        out.append(times)
     return out
 
 
 def pct(values: list[float], p: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[int(p) - 1] * 1000
-
-
-def report(label: str, values: list[float]) -> None:
-    print(
-        f"  {label:58} p50 {pct(values, 50):8.1f} ms   p95 {pct(values, 95):8.1f} ms"
-        f"   max {max(values) * 1000:8.1f} ms"
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[int(p) - 1] * 1000
+        if len(values) > 1
+        else values[0] * 1000
     )
 
 
-def searches(path: Path, repeat: int) -> None:
+def report(label: str, per_query: list[list[float]], queries: list[str], budget: float) -> None:
+    values = [t for ts in per_query for t in ts]
+    late = sum(not ts for ts in per_query)
+    if not values:
+        print(f"  {label:58} every query over {budget:.0f} s")
+        return
+    note = (
+        f"   ({late} of {len(per_query)} queries over {budget:.0f} s, left out: p95 is a lower bound)"
+        if late
+        else ""
+    )
+    print(
+        f"  {label:58} p50 {pct(values, 50):8.1f} ms   p95 {pct(values, 95):8.1f} ms"
+        f"   max {max(values) * 1000:8.1f} ms{note}"
+    )
+
+
+def searches(path: Path, repeat: int, seconds: float) -> None:
     pool_queries = [json.loads(f.read_text())["pool_query"] for f in sorted(FRAMES.glob("*.json"))]
     fts_sql = (
         f"SELECT rowid, bm25(text_fts, {TITLE_WEIGHT}, {ABSTRACT_WEIGHT}) AS s FROM text_fts "
@@ -72,20 +119,25 @@ def searches(path: Path, repeat: int) -> None:
     )
     db = sqlite3.connect(path)
     with MedlineStore(path) as store:
-        counts = [store.search_hits(q, limit=0).count for q in pool_queries]
+        budget = Budget(store._db, seconds)  # the benchmark's only reach into the store's connection
+        plain_budget = Budget(db, seconds)
         report(
             "reference: pool queries as plain FTS5 MATCH, BM25, top 50",
-            latencies(lambda q: db.execute(fts_sql, (q,)).fetchall(), pool_queries, repeat),
+            latencies(plain_budget, lambda q: db.execute(fts_sql, (q,)).fetchall(), pool_queries, repeat),
+            pool_queries,
+            seconds,
         )
-        report(
-            f"{len(pool_queries)} pool queries, search_hits top 50",
-            latencies(lambda q: store.search_hits(q, limit=50), pool_queries, repeat),
-        )
-        tagged = latencies(lambda q: store.search_hits(q, limit=50), TAGGED, repeat)
-        report(f"{len(TAGGED)} field-tagged queries, search_hits top 50", tagged)
-        per_query = [statistics.median(tagged[i * repeat : (i + 1) * repeat]) for i in range(len(TAGGED))]
-        for ms_, q in sorted(zip(per_query, TAGGED, strict=True), reverse=True)[:3]:
-            print(f"    slowest tagged: median {ms_ * 1000:8.1f} ms  {q[:90]}")
+        pool = latencies(budget, lambda q: store.search_hits(q, limit=50), pool_queries, repeat)
+        report(f"{len(pool_queries)} pool queries, search_hits top 50", pool, pool_queries, seconds)
+        tagged = latencies(budget, lambda q: store.search_hits(q, limit=50), TAGGED, repeat)
+        report(f"{len(TAGGED)} field-tagged queries, search_hits top 50", tagged, TAGGED, seconds)
+        for ts, q in zip(tagged, TAGGED, strict=True):
+            shown = f"median {statistics.median(ts) * 1000:9.1f} ms" if ts else f"over {seconds:.0f} s       "
+            print(f"    {shown}  {q[:100]}")
+        counts = []
+        for q in pool_queries:
+            budget.deadline = float("inf")
+            counts.append(store.search_hits(q, limit=0).count)
     db.close()
     print(
         f"  (pool queries match {min(counts):,} to {max(counts):,} citations,"
@@ -103,6 +155,7 @@ def main() -> int:
         "--ref-n", type=int, default=60_000, help="citations of the plain FTS5 reference (60,000)"
     )
     ap.add_argument("--repeat", type=int, default=5, help="timed runs per query (5)")
+    ap.add_argument("--budget", type=float, default=30.0, help="seconds a query may take (30)")
     ap.add_argument("--generate-only", action="store_true", help="write the files into --dir and stop")
     ap.add_argument(
         "--dir",
@@ -156,12 +209,12 @@ def main() -> int:
         print(f"  store: {size / 1e9:.2f} GB, {size / n / 1024:.2f} KB per citation")
 
         print(f"\nsearch ({args.repeat} warm runs per query)")
-        searches(store_path, args.repeat)
+        searches(store_path, args.repeat, args.budget)
         t = time.perf_counter()
         with MedlineStore(store_path) as store:
             store.optimize()
         print(f"\nafter MedlineStore.optimize() ({time.perf_counter() - t:.0f} s)")
-        searches(store_path, args.repeat)
+        searches(store_path, args.repeat, args.budget)
         print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
