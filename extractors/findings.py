@@ -408,7 +408,7 @@ class FindingsModel:
         """Class probabilities (softmax over the linear scores)."""
         scores = list(self.bias)
         w = self.weights
-        for f in set(feats):
+        for f in sorted(set(feats)):  # a fixed order: the same sums in every process
             v = w.get(f)
             if v is not None:
                 for j, x in enumerate(v):

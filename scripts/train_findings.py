@@ -46,6 +46,8 @@ from extractors.findings import (  # noqa: E402
     Ranker,
     direction_features,
     make_question,
+    masked,
+    polarity,
     rank_sentences,
     ranker_features,
     ranker_key,
@@ -194,7 +196,7 @@ def direction_rows(prompts: Iterable[Prompt], mirror: bool) -> tuple[list[list[s
     """Every doctor's evidence text with its label, and every abstract sentence overlapping one
     with the prompt's majority label (what the extractor classifies at run time: whole
     sentences, not the doctors' clipped quotes); with ``mirror`` each also with intervention and
-    comparison swapped and the label flipped."""
+    comparison swapped and the label flipped (when it names an arm)."""
     X: list[list[str]] = []
     y: list[str] = []
 
@@ -202,7 +204,9 @@ def direction_rows(prompts: Iterable[Prompt], mirror: bool) -> tuple[list[list[s
         t = tag(text, q)
         X.append(direction_features(text, t))
         y.append(label)
-        if mirror:
+        # a sentence naming neither arm reads the same mirrored: mirroring it would only teach
+        # the model that its direction words mean nothing
+        if mirror and polarity(masked(t)) != "none":
             X.append(direction_features(text, t, swap=True))
             y.append(FLIP[label])
 
