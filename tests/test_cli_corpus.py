@@ -329,3 +329,21 @@ def test_ebm_home_pointing_at_a_file_is_a_one_line_error(
     assert code == 2 and out == ""
     why = "is a file, not a directory: point EBM_HOME at a directory (or unset it)"
     assert err == f"ebm: error: EBM_HOME={home} {why}\n"
+
+
+def test_a_huge_abstract_in_medline_text_format_is_cut_and_reported(
+    tmp_path: Path, shared: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (shared / "eutils" / "one-pmid-all-formats" / "20000000.medline").read_text()
+    path = tmp_path / "huge.nbib"
+    path.write_text(re.sub(r"^AB  - ", "AB  - " + "word " * 30_000, text, count=1, flags=re.M))
+    db = tmp_path / "nbib.sqlite"
+    code, _, err = run(capsys, "corpus", "ingest", "--db", str(db), "--workers", "0", str(path))
+    assert code == 0 and re.search(
+        r"ebm: huge\.nbib: PMID 20000000: abstract of 15\d,\d{3} characters cut", err
+    )
+    from ebm.store import MedlineStore
+
+    with MedlineStore(db) as store:
+        c = store.get("20000000")
+        assert c is not None and sum(len(s.text) for s in c.abstract or ()) == 100_000

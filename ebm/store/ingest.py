@@ -40,7 +40,7 @@ from typing import Any, NoReturn
 from ebm.citation import Citation
 from ebm.errors import EbmError, InputError
 from ebm.medline.nbib import is_nbib, read_nbib
-from ebm.medline.reader import Deletion, Notice, read_records
+from ebm.medline.reader import Deletion, Notice, cap_text, read_records
 from ebm.store.sqlite import FileRecord, IngestReport, MedlineStore, prepare_citation
 
 CHUNK_SIZE = 2000  # records per chunk = per transaction
@@ -278,6 +278,11 @@ def _prepare(kind: str, name: str, data: bytes) -> tuple[list[Op], int, int] | E
                 ops.append(("notice", record))
             else:
                 n_citations += 1
+                if not (record.pmid.isascii() and record.pmid.isdigit()):  # the serial re-read says where
+                    raise InputError(f"{name}: PMID {record.pmid[:40]!r} is not a number")
+                record, cut = cap_text(record)  # the XML reader has cut already; the MEDLINE text one not
+                if cut:
+                    ops.append(("notice", Notice(cut, label=name)))
                 rows.append(prepare_citation(record))
     except EbmError as exc:
         return exc
@@ -294,7 +299,8 @@ def _notices(ops: list[Op], counts: list[int], citations: int, summary: IngestSu
         if kind == "delete":
             deletions += 1
         elif kind == "notice":
-            summary.notices.append(replace(payload, record=payload.record + counts[3]).message)
+            at = replace(payload, record=payload.record + counts[3]) if payload.record else payload
+            summary.notices.append(at.message)
             skipped += payload.skipped
     summary.skipped_records += skipped
     counts[3] += citations + deletions + skipped
