@@ -296,6 +296,8 @@ def print_text(result, top: int, out: TextIO) -> None:  # AskResult
     relax = f"; relaxed: {', '.join(r.relaxations)}" if r.relaxations else ""
     print(f"\nQuery ({r.result.count} hits{relax}):", file=out)
     print(_wrap(r.query, "  ", width), file=out)
+    for note in r.notes:  # a slot with nothing searchable: said, never dropped silently
+        print(_wrap(f"note: {note}", "  ", width), file=out)
     n = len(result.answers)
     if not n:
         print("\nNo citations found.", file=out)
