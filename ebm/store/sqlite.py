@@ -625,7 +625,8 @@ class MedlineStore:
                 count = self._db.execute(f"SELECT count(*) FROM ({q.sql})", q.params).fetchone()[0]
                 rows = self._db.execute(*_ranked_sql(q, limit, sort)).fetchall()
             except sqlite3.OperationalError as exc:  # an FTS5 expression the translation let through
-                raise InputError(f"query {query!r} could not be run on the local store: {exc}") from exc
+                shown = query if len(query) <= 200 else query[:200] + f"... ({len(query):,} characters)"
+                raise InputError(f"query {shown!r} could not be run on the local store: {exc}") from exc
         hits = tuple(
             Hit(pmid, None if s is None else -s, year, title or None) for pmid, s, year, title in rows
         )
