@@ -166,3 +166,36 @@ def test_oversized_body_is_json_on_the_api(server: tuple[str, int]) -> None:
         urllib.request.urlopen(req, timeout=30)
     assert caught.value.code == 400
     assert json.loads(caught.value.read())["error"] == "the request body nests 5000 levels deep (at most 32)"
+
+
+def test_a_worker_that_dies_fails_its_question_and_is_replaced(
+    concept_index: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import signal
+
+    from ebm.ask import AskConfig
+    from ebm.frame import frame_from_dict
+    from ebm.web.forms import Question
+    from ebm.web.jobs import Runner
+
+    monkeypatch.setenv("EBM_HOME", str(concept_index.parent))
+    runner = Runner(AskConfig(cache_path=tmp_path / "a.sqlite"), warm=False, workers=1).start()
+    try:
+        job = runner.submit(Question(frame_from_dict(ANGINA)))
+        end = time.monotonic() + 60
+        while job.state != "running" or runner.workers_ready < 1:
+            assert time.monotonic() < end
+            time.sleep(0.01)
+        (slot,) = runner._slots
+        os.kill(slot.process.pid, signal.SIGKILL)  # mid-question (still loading its models)
+        assert runner.wait(job, 30)
+        assert job.state == "failed" and job.error_kind == "internal"
+        assert job.error == "the worker answering it stopped (exit code -9); see the server log"
+        # A new worker took its place and answers the next question.
+        again = runner.submit(Question(frame_from_dict(ANGINA)))
+        assert runner.wait(again, 180)
+        assert again.state == "done", again.error
+        assert again.document()["results"][0]["pmid"].isdigit()
+        assert runner._slots[0].process.pid != slot.process.pid
+    finally:
+        runner.stop()

@@ -28,6 +28,7 @@ import heapq
 import itertools
 import logging
 import multiprocessing
+import multiprocessing.connection as mp_connection
 import os
 import queue
 import secrets
@@ -281,7 +282,17 @@ def _worker_process(
             pass
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s[%(process)d]: %(message)s")
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops the workers
-    _Worker(wid, config, outbox).loop(inbox, warm, parent)
+    _Worker(wid, config, _Sender(outbox)).loop(inbox, warm, parent)
+
+
+class _Sender:
+    """A worker's end of its pipe, as the ``put`` the worker calls."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def put(self, message: tuple[Any, ...]) -> None:
+        self._conn.send(message)
 
 
 @dataclass
@@ -306,6 +317,7 @@ class _Slot:
 
     wid: int
     inbox: Any
+    conn: Any  # the server's end of the worker's pipe; None once it is closed
     process: Any = None  # multiprocessing.Process, or None for the reference thread
     thread: threading.Thread | None = None
     ready: bool = False  # warmed up (or told not to) and waiting for work
@@ -347,7 +359,6 @@ class Runner:
         self._slots: list[_Slot] = []
         self._failures: list[str] = []  # warm-up failures, one per worker
         self._ctx = multiprocessing.get_context("spawn")  # never fork a threaded server
-        self._outbox: Any = None
         self._threads: list[threading.Thread] = []
         self._started = False
         self._stopping = False
@@ -364,7 +375,6 @@ class Runner:
             self.status = "warming up"
             for frame in self.warm_frames:
                 heapq.heappush(self._pending, (2, next(self._seq), "warm-frame", frame))
-        self._outbox = self._ctx.Queue() if self.workers else queue.Queue()
         for wid in range(max(self.workers, 1)):
             self._slots.append(self._spawn(wid))
         for target, name in ((self._collect, "ebm-web-collector"), (self._dispatch, "ebm-web-dispatcher")):
@@ -374,23 +384,26 @@ class Runner:
         return self
 
     def _spawn(self, wid: int) -> _Slot:
+        # Each worker answers on its own pipe: a worker stopped by force can only break its own.
+        receive, send = self._ctx.Pipe(duplex=False)
         if not self.workers:  # the reference design: one thread in this process
             inbox: Any = queue.Queue()
-            worker = _Worker(wid, self.config, self._outbox)
+            worker = _Worker(wid, self.config, _Sender(send))
             thread = threading.Thread(
                 target=worker.loop, args=(inbox, self.warm), name="ebm-web-worker", daemon=True
             )
             thread.start()
-            return _Slot(wid, inbox, thread=thread)
+            return _Slot(wid, inbox, receive, thread=thread)
         inbox = self._ctx.Queue()
         process = self._ctx.Process(
             target=_worker_process,
-            args=(wid, self.config, inbox, self._outbox, self.warm, self.nice, os.getpid()),
+            args=(wid, self.config, inbox, send, self.warm, self.nice, os.getpid()),
             name=f"ebm-web-worker-{wid}",
             daemon=True,
         )
         process.start()
-        return _Slot(wid, inbox, process=process)
+        send.close()  # the worker's end: closed here, so its death reads as end-of-file
+        return _Slot(wid, inbox, receive, process=process)
 
     def stop(self, timeout: float = 10.0) -> None:
         if not self._started or self._stopping:
@@ -409,7 +422,6 @@ class Runner:
                     slot.process.join(2)
             elif slot.thread is not None:
                 slot.thread.join(max(0.0, end - time.monotonic()))
-        self._outbox.put(("stop", -1))
         for t in self._threads:
             t.join(2)
 
@@ -517,37 +529,49 @@ class Runner:
             self._slots[i] = self._spawn(slot.wid)
 
     def _collect(self) -> None:
-        while True:
-            message = self._outbox.get()
-            kind, wid = message[0], message[1]
-            if kind == "stop":
-                return
-            with self._wake:
-                slot = next((s for s in self._slots if s.wid == wid), None)
-                if slot is None:
+        """Read every worker's pipe; a message updates its job (or the worker's state)."""
+        while not self._stopping:
+            with self._lock:
+                slots = {id(s.conn): s for s in self._slots if s.conn is not None}
+            if not slots:
+                time.sleep(0.2)
+                continue
+            for conn in mp_connection.wait([s.conn for s in slots.values()], timeout=0.5):
+                slot = slots[id(conn)]
+                try:
+                    message = slot.conn.recv()
+                except (EOFError, OSError):  # the worker is gone; the dispatcher replaces it
+                    with self._lock:
+                        slot.conn = None
                     continue
-                if kind == "ready":
-                    slot.ready = True
-                    if message[2] is not None:
-                        self._failures.append(message[2])
-                    self._update_status()
-                elif kind == "warmed":
-                    slot.warm_frame = False
-                    self.warmed_frames += 1 if message[2] else 0
-                elif kind == "progress":
-                    _, _, job_id, step, done, total = message
-                    if slot.job is not None and slot.job.id == job_id:
-                        slot.job.report(step, done, total)
-                elif kind in ("done", "failed"):
-                    job = slot.job
-                    slot.job = None
-                    if job is not None and job.id == message[2]:
-                        if kind == "done":
-                            job.doc, job.result, job.explanations = message[3], message[4], message[5]
-                            self._finish(job)
-                        else:
-                            self._finish(job, error=message[4], kind=message[3])
-                self._wake.notify_all()
+                with self._wake:
+                    if any(s is slot for s in self._slots):
+                        self._handle(slot, message)
+                    self._wake.notify_all()
+
+    def _handle(self, slot: _Slot, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        if kind == "ready":
+            slot.ready = True
+            if message[2] is not None:
+                self._failures.append(message[2])
+            self._update_status()
+        elif kind == "warmed":
+            slot.warm_frame = False
+            self.warmed_frames += 1 if message[2] else 0
+        elif kind == "progress":
+            _, _, job_id, step, done, total = message
+            if slot.job is not None and slot.job.id == job_id:
+                slot.job.report(step, done, total)
+        elif kind in ("done", "failed"):
+            job = slot.job
+            slot.job = None
+            if job is not None and job.id == message[2]:
+                if kind == "done":
+                    job.doc, job.result, job.explanations = message[3], message[4], message[5]
+                    self._finish(job)
+                else:
+                    self._finish(job, error=message[4], kind=message[3])
 
     def _update_status(self) -> None:
         if not self.warm:
