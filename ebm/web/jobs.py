@@ -6,7 +6,7 @@ PROCESSES (``Runner(workers=N)``, default one per core): the pipeline is CPU wor
 GIL, so threads would neither run two questions at once nor leave the pages responsive. Each
 worker builds its pipelines once, from the picklable ``AskConfig`` it is given
 (``build_pipeline``), runs at a lower CPU priority than the server (pages first), and reports
-its progress ("searching", "annotating 12 of 50", ...) on a queue the server reads.
+its progress ("searching", "annotating 12 of 50", ...) on its own pipe to the server.
 
 The queue is bounded (``max_pending`` questions waiting or running; more are refused as
 ``Busy``, 503 with ``Retry-After``), a question has a deadline (``AskConfig.deadline_s``,
