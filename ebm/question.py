@@ -130,7 +130,11 @@ def fold(word: str) -> str:
 
 def load_question_cues(path: str | Path) -> QuestionCues:
     """``rules/question_cues.tsv`` (``ebm.rules.table``: typed columns, file:line errors)."""
-    table = load(path, QUESTION_CUE_COLUMNS)
+    return question_cues_from_table(load(path, QUESTION_CUE_COLUMNS))
+
+
+def question_cues_from_table(table: Table) -> QuestionCues:
+    """The cues of a loaded table (a ``TableSpec`` builder); ``InputError`` names file:line."""
     cues: list[Cue] = []
     for row in table:
         where = table.where(row)
@@ -340,7 +344,7 @@ def _chunks(
 
     # ... nor does "patients" next to other content ("elderly patients", "patients over 75
     # years"), where it is kept with it
-    def glued(i: int, j: int) -> bool:
+    def next_to_content(i: int, j: int) -> bool:
         return (
             0 <= j < len(words)
             and content[j]
@@ -353,7 +357,7 @@ def _chunks(
         if marks[i] == "ignored" and m is not None and _kind_of(m) == "person"
     ]
     for i in persons:
-        if glued(i, i - 1) or glued(i, i + 1):
+        if next_to_content(i, i - 1) or next_to_content(i, i + 1):
             content[i] = True
     for i, m in enumerate(concept_of):
         if m is not None and marks[i] == "cue":

@@ -171,6 +171,10 @@ def test_cue_table_round_trip_and_errors(tmp_path: Path) -> None:
     bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=rf"question_cues.tsv:{n + 1}: .*a before row needs a role"):
         load_question_cues(bad)
+    lines[n] = "prior\tdrug\ttherapy\t1"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"question_cues.tsv:{n + 1}: .*a prior row names a kind of words"):
+        load_question_cues(bad)
     lines[n] = "task\tversus\ttherapy\tmuch"
     bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=rf"question_cues.tsv:{n + 1}: .*not a number"):

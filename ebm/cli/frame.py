@@ -53,7 +53,9 @@ def parse_text(text: str, rules: str | None = None) -> ParsedQuestion:
     if not text.strip():
         raise InputError("the question is empty")
     res = Resources.load(rules)
-    cues = load_question_cues(res.rules_dir / "question_cues.tsv")
+    # the table as the resources validated it once it is registered (ebm.rules.registry)
+    has = res.has("question_cues")
+    cues = res.value("question_cues") if has else load_question_cues(res.rules_dir / "question_cues.tsv")
     return parse_question(text, res.matcher, res.vocabulary, cues, load_role_model(MODEL))
 
 
