@@ -626,8 +626,11 @@ def _assign_roles(
                 continue
             before = None
         cue = before
-        if cue is None or _adjust(cue.value, c.kind) is None:
-            cue = _cue_after(c, starts, marks, folded, cues)
+        after = _cue_after(c, starts, marks, folded, cues)
+        # a question verb before ("can X ...") says less than a phrase after ("X be caused by")
+        weak = before is not None and all(cues.is_function_word(w) for w in before.words)
+        if cue is None or _adjust(cue.value, c.kind) is None or (weak and after is not None):
+            cue = after
         role = _adjust(cue.value, c.kind) if cue is not None and cue.value != "same" else None
         if cue is not None and role is not None:
             c.role, c.how = role, f"cue '{' '.join(cue.words)}'"
