@@ -156,3 +156,32 @@ def test_translation_reads_like_pubmed_search_details() -> None:
         q.translation
         == '(("asthma"[tw] OR "wheeze"[tw]) AND "body mass index"[tiab] AND 2000:2010[dp]) NOT child*[tw]'
     )
+
+
+def test_the_store_reads_mesh_names_with_the_vocabulary_it_is_given(tmp_path, shared) -> None:
+    """Explicit resources (issue 11): a store given a vocabulary maps [mh] names with it, not
+    with a hidden default. The small vocabulary is cut from the shipped MeSH: Fever's subtree."""
+    import gzip
+
+    from ebm.medline.reader import read_citations
+    from ebm.mesh import MeshVocabulary, package_data
+    from ebm.store import MedlineStore
+
+    full = mesh()
+    keep = full.explode(full.by_name("Fever").ui)
+    out = tmp_path / "mesh"
+    out.mkdir()
+    for name in ("descriptors.tsv.gz", "terms.tsv.gz", "pharm_actions.tsv.gz"):
+        with gzip.open(package_data("mesh") / name, "rt", encoding="utf-8") as src:
+            rows = [line for line in src if line.split("\t", 1)[0] in keep]
+        with gzip.open(out / name, "wt", encoding="utf-8") as dst:
+            dst.writelines(rows)
+    small = MeshVocabulary(out)
+    assert len(small) == len(keep) < 10
+    with MedlineStore(tmp_path / "s.sqlite", vocabulary=small) as store:
+        store.ingest(read_citations(shared / "medline" / "medsamp2006.xml"))
+        assert store.vocabulary is small
+        assert store.translate("pyrexia[mh]").translation.startswith('"Fever"[mh]')  # an entry term
+        with pytest.raises(InputError, match="'Asthma'\\[mh\\] at position 1 is not a MeSH heading"):
+            store.translate("Asthma[mh]")  # in MeSH 2024, not in this vocabulary
+    assert translate("Asthma[mh]", vocabulary=full).translation.startswith('"Asthma"[mh]')

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from ebm.errors import InputError
-from ebm.mesh import Descriptor, mesh
+from ebm.mesh import Descriptor, MeshVocabulary
 from ebm.query_syntax import BoolOp, Node, Term, parse
 
 __all__ = ["BoolOp", "Node", "SqlQuery", "Term", "parse", "translate"]
@@ -91,10 +91,20 @@ class _Compiled:
 NameLookup = Callable[[str, str], bool]
 
 
-def translate(query: str, known: NameLookup | None = None) -> SqlQuery:
-    """Parse ``query`` and translate it for the store (``known`` as above)."""
+def translate(
+    query: str, known: NameLookup | None = None, vocabulary: MeshVocabulary | None = None
+) -> SqlQuery:
+    """Parse ``query`` and translate it for the store: [mh]/[pt] names are looked up in
+    ``vocabulary`` (the store's MeSH), ``known`` as above.
+
+    Without ``vocabulary`` the shipped MeSH 2024 is loaded: only for callers that have no
+    ``Resources`` yet (``ebm rules check`` before issue 11 lands); the store passes its own."""
+    if vocabulary is None:
+        from ebm.mesh import mesh
+
+        vocabulary = mesh()
     node = parse(query)
-    tr = _Translator(known or (lambda _kind, _name: False))
+    tr = _Translator(vocabulary, known or (lambda _kind, _name: False))
     c = tr.node(node)
     rank = " OR ".join(f"({r})" for r in c.rank) or None
     if not tr.ctes:
@@ -107,7 +117,8 @@ def translate(query: str, known: NameLookup | None = None) -> SqlQuery:
 
 
 class _Translator:
-    def __init__(self, known: NameLookup) -> None:
+    def __init__(self, vocabulary: MeshVocabulary, known: NameLookup) -> None:
+        self.vocabulary = vocabulary
         self.known = known
         self.ctes: list[tuple[str, str, list[object]]] = []  # (name, sql, params), in order
 
@@ -190,13 +201,14 @@ class _Translator:
                 f"wildcard in publication type {t.text!r} at position {t.pos + 1} is not supported"
             )
         tag = "pt" if t.explode else "pt:noexp"
-        d = _resolve_pubtype(t.text)
+        vocab = self.vocabulary
+        d = _resolve_pubtype(vocab, t.text)
         names = [t.text]
         uis: set[str] = set()
         shown = f'"{t.text}"[{tag}] (name as recorded)'
         if d is not None:
-            uis = mesh().explode(d.ui) if t.explode else {d.ui}
-            names = sorted({t.text} | {mesh().descriptors[u].name for u in uis})
+            uis = vocab.explode(d.ui) if t.explode else {d.ui}
+            names = sorted({t.text} | {vocab.descriptors[u].name for u in uis})
             shown = f'"{d.name}"[{tag}]{_narrower(uis, 1, t.explode)}'
         elif not self.known("pubtype", t.text):
             raise InputError(f"{t.text!r}[{t.tag}] at position {t.pos + 1} is not a publication type")
@@ -210,7 +222,7 @@ class _Translator:
     def descriptors(self, t: Term, text: str) -> tuple[set[str] | None, str]:
         """Descriptor UIs a [mh]/[majr] term stands for, and how to show it."""
         tag = f"{t.field}{'' if t.explode else ':noexp'}"
-        vocab = mesh()
+        vocab = self.vocabulary
         if "*" in text:
             prefix = text.casefold()
             if not prefix.endswith("*") or prefix.count("*") > 1:
@@ -226,7 +238,7 @@ class _Translator:
             if t.explode:
                 uis = set().union(*(vocab.explode(u) for u in uis)) if uis else set()
             return uis, f"{text}[{tag}] ({len(found)} headings{_narrower(uis, len(found), t.explode)})"
-        d = _resolve_descriptor(text)
+        d = _resolve_descriptor(vocab, text)
         if d is None:
             if self.known("heading", text):
                 return None, ""
@@ -408,9 +420,8 @@ def _name_variants(text: str) -> list[str]:
     return list(dict.fromkeys(variants))
 
 
-def _resolve_descriptor(text: str) -> Descriptor | None:
+def _resolve_descriptor(vocab: MeshVocabulary, text: str) -> Descriptor | None:
     """A descriptor by UI, preferred name or entry term, as PubMed maps [mh] terms."""
-    vocab = mesh()
     for name in _name_variants(text):
         d = vocab.by_name(name) or (vocab.get(name) if name.startswith("D") else None)
         if d:
@@ -423,16 +434,15 @@ def _resolve_descriptor(text: str) -> Descriptor | None:
 
 
 @cache
-def _pubtype_uis() -> frozenset[str]:
+def _pubtype_uis(vocab: MeshVocabulary) -> frozenset[str]:
     """Descriptors in the Publication Characteristics tree (V): the publication types."""
     return frozenset(
-        ui for ui, d in mesh().descriptors.items() if any(t.startswith("V") for t in d.tree_numbers)
+        ui for ui, d in vocab.descriptors.items() if any(t.startswith("V") for t in d.tree_numbers)
     )
 
 
-def _resolve_pubtype(text: str) -> Descriptor | None:
-    vocab = mesh()
-    pts = _pubtype_uis()
+def _resolve_pubtype(vocab: MeshVocabulary, text: str) -> Descriptor | None:
+    pts = _pubtype_uis(vocab)
     for name in _name_variants(text):
         d = vocab.by_name(name)
         if d and d.ui in pts:

@@ -33,7 +33,7 @@ from typing import Any
 from ebm.citation import Citation
 from ebm.errors import DataError, EbmError, InputError
 from ebm.medline.reader import Deletion, Notice, cap_text
-from ebm.mesh import mesh
+from ebm.mesh import MeshVocabulary
 from ebm.source import SearchResult, Sort
 from ebm.store.query import SqlQuery, translate
 
@@ -188,13 +188,23 @@ class MedlineStore:
 
     One connection guarded by a lock, so a store can be shared between threads.
     ``bulk=True`` turns off journaling and syncing: only for building a new file that is
-    thrown away if the build fails (see ``ebm.store.default``).
+    thrown away if the build fails (see ``ebm.store.default``). ``vocabulary``: the MeSH the
+    store maps [mh]/[pt] names and UI-less headings with (the application's ``Resources``
+    vocabulary); without one, the shipped MeSH 2024 the bundled store was built with, on first use.
     """
 
     name = "local"
 
-    def __init__(self, path: str | Path, *, create: bool = True, bulk: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        create: bool = True,
+        bulk: bool = False,
+        vocabulary: MeshVocabulary | None = None,
+    ) -> None:
         self.path = Path(path)
+        self._vocabulary = vocabulary
         if not create and not self.path.is_file():
             raise DataError(f"no MEDLINE store at {self.path}")
         if create:
@@ -216,6 +226,19 @@ class MedlineStore:
             self._init_schema()
         except sqlite3.DatabaseError as exc:
             raise DataError(f"{self.path} is not a usable MEDLINE store: {exc}") from exc
+
+    @property
+    def vocabulary(self) -> MeshVocabulary:
+        if self._vocabulary is None:
+            from ebm.mesh import mesh  # the shipped MeSH 2024, as the bundled store was built
+
+            self._vocabulary = mesh()
+        return self._vocabulary
+
+    def _heading_ui(self, name: str) -> str | None:
+        """The MeSH UI of a heading or publication type the record names without one."""
+        d = self.vocabulary.by_name(name)
+        return d.ui if d else None
 
     # -------------------------------------------------------------- lifecycle
 
@@ -404,7 +427,7 @@ class MedlineStore:
         pubtypes: list[tuple[int, int]] = []
         for cid, c in enumerate(citations, next_id):
             for h in c.mesh_headings or ():
-                ui = h.descriptor_ui or _heading_ui(h.descriptor_name)
+                ui = h.descriptor_ui or self._heading_ui(h.descriptor_name)
                 headings.append(
                     (next_heading, cid, self._vid("D", ui, h.descriptor_name), int(h.is_major), int(h.major))
                 )
@@ -413,7 +436,8 @@ class MedlineStore:
                 )
                 next_heading += 1
             pubtypes.extend(
-                (cid, self._vid("P", p.ui or _heading_ui(p.name), p.name)) for p in c.publication_types or ()
+                (cid, self._vid("P", p.ui or self._heading_ui(p.name), p.name))
+                for p in c.publication_types or ()
             )
         numbered = [(cid, *row) for cid, row in enumerate(rows, next_id)]
         db.executemany(
@@ -513,12 +537,14 @@ class MedlineStore:
         vid = self._vid
         for cid, (_, item_headings, item_pubtypes) in enumerate(items, next_id):
             for ui, name, is_major, major, quals in item_headings:
-                headings.append((next_heading, cid, vid("D", ui or _heading_ui(name), name), is_major, major))
+                headings.append(
+                    (next_heading, cid, vid("D", ui or self._heading_ui(name), name), is_major, major)
+                )
                 qualifiers.extend(
                     (next_heading, cid, vid("Q", qui, qname), qmajor) for qui, qname, qmajor in quals
                 )
                 next_heading += 1
-            pubtypes.extend((cid, vid("P", ui or _heading_ui(name), name)) for ui, name in item_pubtypes)
+            pubtypes.extend((cid, vid("P", ui or self._heading_ui(name), name)) for ui, name in item_pubtypes)
         numbered = [(cid, *item[0]) for cid, item in enumerate(items, next_id)]
         db.executemany(
             "INSERT INTO citations(id, pmid, year, sort_date, language, has_abstract, has_mesh, has_pt,"
@@ -595,7 +621,7 @@ class MedlineStore:
 
     def translate(self, query: str) -> SqlQuery:
         """How the store reads ``query`` (``InputError`` if it cannot honour it)."""
-        return translate(query, self._known_name)
+        return translate(query, self._known_name, self.vocabulary)
 
     def _known_name(self, kind: str, name: str) -> bool:
         code = {"heading": "D", "pubtype": "P"}[kind]
@@ -715,12 +741,6 @@ def sort_date(year: int | None, pub_date: str | None) -> str | None:
                 day = int(words[i + 1])
             break
     return f"{year:04d}-{month:02d}-{day:02d}"
-
-
-def _heading_ui(name: str) -> str | None:
-    """The MeSH 2024 UI of a heading or publication type the record names without one."""
-    d = mesh().by_name(name)
-    return d.ui if d else None
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
