@@ -144,6 +144,7 @@ class AskResult:
             "frame": self.frame.to_dict(),
             "query": r.query,
             "relaxations": list(r.relaxations),
+            "query_notes": list(r.notes),  # frame parts the query could not search
             "hits": r.result.count,
             "attempts": [
                 {"query": a.query, "relaxations": list(a.relaxations), "hits": a.count, "error": a.error}
