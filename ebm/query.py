@@ -404,8 +404,9 @@ def retrieve(
     ``dialect`` defaults to the source's name ("pubmed" or "local"). When even the loosest
     query finds fewer than ``min_hits``, the attempt with the most hits is kept (the least
     relaxed among equals). A query the source refuses (``EbmError``) is recorded in
-    ``attempts`` and the ladder goes on; if every query is refused, the last refusal is raised. A source that cannot be reached
-    or answers too late (``SourceUnavailable``) or the question's deadline stops the ladder at once.
+    ``attempts`` and the ladder goes on; if every query is refused, the last refusal is raised.
+    A source that cannot be reached or answers too late (``SourceUnavailable``) or the
+    question's deadline stops the ladder at once.
     """
     if dialect is None:
         dialect = "pubmed" if getattr(source, "name", "") == "pubmed" else "local"
