@@ -259,6 +259,8 @@ class ParsedQuestion:
     task_reason: str
     words: tuple[WordUse, ...]
     roles: tuple[tuple[str, str, str], ...]  # (slot value, slot, how decided), in text order
+    # slot values that are exactly one concept -> its preferred name ("fever" -> "Fever")
+    concept_names: tuple[tuple[str, str], ...] = ()
 
     @property
     def unplaced(self) -> tuple[str, ...]:
@@ -280,6 +282,7 @@ class ParsedQuestion:
             "ignored": list(self.ignored),
             "cues": list(self.cue_words),
             "roles": [{"text": t, "slot": s, "how": h} for t, s, h in self.roles],
+            "concept_names": dict(self.concept_names),
         }
 
 
@@ -665,6 +668,7 @@ def _build(
     uses: list[str] = ["cue" if m == "cue" else "ignored" if m == "ignored" else "unplaced" for m in marks]
     slots: dict[str, list[str]] = {r: [] for r in ROLES}
     roles: list[tuple[str, str, str]] = []
+    names: list[tuple[str, str]] = []
     # one primary problem: the first disorder the cues or the model call a problem (else the
     # first words of no known kind they do); the other problems are co-occurring problems
     called = [c for c in chunks if c.role == "problem"]
@@ -698,6 +702,9 @@ def _build(
         if value not in slots[role]:
             slots[role].append(value)
         roles.append((value, role, c.how))
+        s, e = c.span(words)
+        if len(c.concepts) == 1 and c.concepts[0].start <= s and c.concepts[0].end >= e:
+            names.append((value, c.concepts[0].name))
         for i in range(c.first, c.last + 1):
             uses[i] = role
     if not slots["intervention"] and slots["comparison"]:
@@ -713,27 +720,30 @@ def _build(
     }
     frame = Frame(task=task, question=question, **frame_kw)
     word_uses = tuple(WordUse(w.text, w.start, u) for w, u in zip(words, uses, strict=True))
-    return ParsedQuestion(frame, reason, word_uses, tuple(roles))
+    return ParsedQuestion(frame, reason, word_uses, tuple(roles), tuple(dict(names).items()))
 
 
 # --- rendering ----------------------------------------------------------------------------
 
 
 def understood_as(parsed: ParsedQuestion) -> str:
-    """``Understood as: therapy · problem Fever · population children · ...``: the slots as
-    the user wrote them, then what was left out."""
+    """``Understood as: therapy · problem Fever · population children · intervention
+    Ibuprofen ...``: problems, interventions and comparisons by their concept's name when the
+    words are exactly one concept (else as written), population and outcome as written, then
+    the words left out."""
     f = parsed.frame
+    names = dict(parsed.concept_names)
     parts = [f.task.value]
     if f.problem:
-        parts.append(f"problem {f.problem}")
-    for name, label in (
-        ("co_problems", "co-problem"),
-        ("population", "population"),
-        ("intervention", "intervention"),
-        ("comparison", "comparison"),
+        parts.append(f"problem {names.get(f.problem, f.problem)}")
+    for name, label, by_concept in (
+        ("co_problems", "co-problem", True),
+        ("population", "population", False),
+        ("intervention", "intervention", True),
+        ("comparison", "comparison", True),
     ):
         for v in getattr(f, name):
-            parts.append(f"{label} {v}")
+            parts.append(f"{label} {names.get(v, v) if by_concept else v}")
     if f.outcome:
         parts.append(f"outcome {f.outcome}")
     line = "Understood as: " + " · ".join(parts)

@@ -68,7 +68,7 @@ def test_default_is_yaml_and_file_is_usable(
 def test_explain_goes_to_stderr(resources, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     assert main(["frame", QUESTIONS[0], "--explain"]) == 0
     captured = capsys.readouterr()
-    assert "Understood as: therapy · problem fever" in captured.err
+    assert "Understood as: therapy · problem Fever" in captured.err
     assert "'better than'" in captured.err
     assert "Understood" not in captured.out
 
@@ -98,7 +98,7 @@ def test_ask_a_question_in_words(resources, capsys: pytest.CaptureFixture[str]) 
     }
     assert len(out["results"]) == 1
     assert (
-        "Understood as: therapy · problem leg cramps · population adults · intervention quinine"
+        "Understood as: therapy · problem leg cramps · population adults · intervention Quinine"
         in captured.err
     )
     assert "from the options: population" in captured.err

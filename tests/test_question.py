@@ -57,8 +57,8 @@ def test_issue_example_therapy_with_comparison(parse) -> None:  # type: ignore[n
     assert f.question == "Is ibuprofen better than acetaminophen for fever in children?"
     assert "'better than'" in p.task_reason
     assert understood_as(p) == (
-        "Understood as: therapy · problem fever · population children · intervention ibuprofen · "
-        "comparison acetaminophen"
+        "Understood as: therapy · problem Fever · population children · intervention Ibuprofen · "
+        "comparison Acetaminophen"
     )
     assert p.unplaced == ()
 
