@@ -45,27 +45,24 @@ _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset("a an the of in on with and or to for by at from as vs versus than was were is are".split())
 
 
-def overlap_baseline(p: tf.Prompt) -> list[int]:
-    """Sentence indexes by word overlap with the prompt (I + C + O words), ties to the earlier."""
+def overlap_baseline(p: tf.Prompt) -> list[bool]:
+    """Sentences by word overlap with the prompt (I + C + O words), ties to the earlier: whether
+    each is a gold evidence sentence."""
     words = {
         w for w in _WORD.findall(f"{p.intervention} {p.comparator} {p.outcome}".lower()) if w not in _STOP
     }
     _, units = units_of(p.doc)
     scored = [(-len(words & set(_WORD.findall(u.text.lower()))), u.index) for u in units]
-    return [i for _, i in sorted(scored)]
+    return [i in p.gold for _, i in sorted(scored)]
 
 
 def evidence_scores(
-    prompts: Sequence[tf.Prompt], ranking: Callable[[tf.Prompt], list[int]]
+    prompts: Sequence[tf.Prompt], ranking: Callable[[tf.Prompt], list[bool]]
 ) -> dict[str, float]:
     with_gold = [p for p in prompts if p.gold]
     ranks = [ranking(p) for p in with_gold]
     n = len(with_gold)
-    return {
-        "n": n,
-        "top1": sum(any(i in p.gold for i in r[:1]) for p, r in zip(with_gold, ranks, strict=True)) / n,
-        "top3": sum(any(i in p.gold for i in r[:3]) for p, r in zip(with_gold, ranks, strict=True)) / n,
-    }
+    return {"n": n, "top1": sum(any(r[:1]) for r in ranks) / n, "top3": sum(any(r[:3]) for r in ranks) / n}
 
 
 def scores(gold: list[str], pred: list[str]) -> dict[str, float]:
@@ -90,16 +87,24 @@ def evaluate(prompts: list[tf.Prompt], model: FindingsModel) -> dict[str, Any]:
         "prompts_evidence_in_abstract": sum(1 for p in va if p.gold),
     }
 
-    def ranked(with_prior: bool) -> Callable[[tf.Prompt], list[int]]:
-        def f(p: tf.Prompt) -> list[int]:
+    def ranked(with_prior: bool) -> Callable[[tf.Prompt], list[bool]]:
+        def f(p: tf.Prompt) -> list[bool]:
             _, sc = rank_sentences(p.doc, p.question(), model, p.prior if with_prior else None)
-            return [s.unit.index for s in sc]
+            return [s.unit.index in p.gold for s in sc]
 
         return f
+
+    def ranked_plain(p: tf.Prompt) -> list[bool]:
+        """The abstract as one plain string (no headings, sentences re-split): a sentence is
+        gold when it overlaps a gold sentence of the structured document."""
+        spans = [(s.start, s.end) for s in p.doc.sentences if s.index in p.gold]
+        _, sc = rank_sentences(p.doc.text, p.question(), model)
+        return [any(s.unit.start < b and a < s.unit.end for a, b in spans) for s in sc]
 
     out["evidence"] = {
         "findings": evidence_scores(va, ranked(False)),
         "findings + outcome prior": evidence_scores(va, ranked(True)),
+        "findings, headings removed (plain text)": evidence_scores(va, ranked_plain),
         "word-overlap baseline": evidence_scores(va, overlap_baseline),
     }
     for subset, ps in (("evidence in abstract", [p for p in va if p.gold]), ("all prompts", va)):

@@ -22,6 +22,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections import Counter
@@ -56,6 +57,9 @@ from extractors.findings import (  # noqa: E402
 )
 
 SEED = 2020
+# A sentence less probable than this is not reported: on validation, 98 % of the prompts whose
+# evidence lies in the abstract keep a finding (0.2: 96.5 %; 0.3: 92 %).
+MIN_CONFIDENCE = 0.1
 FLIP = {"higher": "lower", "lower": "higher", "no_difference": "no_difference"}
 
 
@@ -138,7 +142,9 @@ def load_prompts(corpus: Path | None) -> list[Prompt]:
 def ranker_rows(
     prompts: Iterable[Prompt], with_outcome: bool, with_prior: bool
 ) -> tuple[list[dict[str, float]], list[int], list[int]]:
-    """Features, labels and group (prompt) of every sentence of the prompts with gold evidence."""
+    """Features, labels and group (prompt) of every sentence of the prompts with gold evidence,
+    each abstract twice: with its section headings and without (as an unstructured abstract,
+    which MEDLINE has many of and Evidence Inference none)."""
     X: list[dict[str, float]] = []
     y: list[int] = []
     g: list[int] = []
@@ -152,14 +158,17 @@ def ranker_rows(
             (ranker_features(u, t, q, 0.0, None)["o"] for u, t in zip(units, tagged, strict=True)),
             default=0.0,
         )
-        for u, t in zip(units, tagged, strict=True):
-            X.append(
-                ranker_features(
-                    u, t, q, best if q.outcome else 0.0, p.prior.get(u.index, 0.0) if with_prior else None
+        for plain in (False, True):
+            for u, t in zip(units, tagged, strict=True):
+                if plain and u.section != "title":
+                    u = dataclasses.replace(u, section="none")
+                X.append(
+                    ranker_features(
+                        u, t, q, best if q.outcome else 0.0, p.prior.get(u.index, 0.0) if with_prior else None
+                    )
                 )
-            )
-            y.append(int(u.index in p.gold))
-            g.append(n)
+                y.append(int(u.index in p.gold))
+                g.append(n)
     return X, y, g
 
 
@@ -269,9 +278,11 @@ def gold_direction_scores(prompts: Iterable[Prompt], model: FindingsModel) -> tu
 def train(prompts: list[Prompt], log: Any = print) -> FindingsModel:
     tr = [p for p in prompts if p.split == "train"]
     va = [p for p in prompts if p.split == "validation"]
-    model = FindingsModel(rankers={}, classes=DIRECTIONS, bias=[0.0, 0.0, 0.0], weights={})
+    model = FindingsModel(
+        rankers={}, classes=DIRECTIONS, bias=[0.0, 0.0, 0.0], weights={}, min_confidence=MIN_CONFIDENCE
+    )
     chosen: dict[str, Any] = {}
-    for with_outcome in (True, False):
+    for with_outcome in (False, True):  # the outcome rankers fall back on the outcome-free ones
         for with_prior in (False, True):
             key = ranker_key(with_outcome, with_prior)
             X, y, _ = ranker_rows(tr, with_outcome, with_prior)

@@ -27,6 +27,7 @@ COMMANDS: list[str] = [
     "rules",
     "ask",
     "frame",
+    "findings",
     "bench",
     "serve",
 ]
