@@ -102,6 +102,8 @@ class QuestionCues:
     # cues by their first word, and those whose first word ends in * (kept in table order)
     _by_first: dict[str, tuple[Cue, ...]] = field(default_factory=dict, repr=False, compare=False)
     _starred: tuple[Cue, ...] = field(default=(), repr=False, compare=False)
+    _order: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+    _function_words: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_first: dict[str, list[Cue]] = {}
@@ -110,16 +112,18 @@ class QuestionCues:
                 by_first.setdefault(c.words[0], []).append(c)
         object.__setattr__(self, "_by_first", {k: tuple(v) for k, v in by_first.items()})
         object.__setattr__(self, "_starred", tuple(c for c in self.cues if c.words[0].endswith("*")))
+        object.__setattr__(self, "_order", {id(c): i for i, c in enumerate(self.cues)})
+        ignored = frozenset(c.words[0] for c in self.cues if c.kind == "ignore" and len(c.words) == 1)
+        object.__setattr__(self, "_function_words", ignored)
 
     def starting(self, first: str) -> list[Cue]:
         """Cues whose first word matches ``first``, longest phrase first."""
         found = list(self._by_first.get(first, ()))
         found += [c for c in self._starred if first.startswith(c.words[0][:-1])]
-        order = {id(c): i for i, c in enumerate(self.cues)}
-        return sorted(found, key=lambda c: order[id(c)]) if len(found) > 1 else found
+        return sorted(found, key=lambda c: self._order[id(c)]) if len(found) > 1 else found
 
     def is_function_word(self, word: str) -> bool:
-        return any(c.kind == "ignore" and c.words == (word,) for c in self.cues)
+        return word in self._function_words
 
 
 def fold(word: str) -> str:
@@ -324,13 +328,18 @@ def _mark_cues(words: list[Word], cues: QuestionCues) -> tuple[list[str | None],
 
 
 def _word_concepts(words: list[Word], matches: list[ConceptMatch]) -> list[ConceptMatch | None]:
+    """The concept match covering each word (matches and words are both in text order)."""
     out: list[ConceptMatch | None] = [None] * len(words)
+    i = 0
     for m in matches:
         if m.nested:
             continue
-        for i, w in enumerate(words):
-            if w.start < m.end and m.start < w.end:
-                out[i] = m
+        while i < len(words) and words[i].end <= m.start:
+            i += 1
+        j = i
+        while j < len(words) and words[j].start < m.end:
+            out[j] = m
+            j += 1
     return out
 
 
