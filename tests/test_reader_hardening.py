@@ -59,7 +59,7 @@ def test_a_record_without_a_pmid_is_skipped_and_reported(sample: tuple[str, list
     ]
     (n,) = notices
     assert n.skipped and n.record == 3
-    assert re.fullmatch(r"sample\.xml: record 3: no PMID \(line \d+\): skipped", n.message)
+    assert re.fullmatch(r"sample\.xml: record 3 \(line \d+\): no PMID: skipped", n.message)
 
 
 def test_a_pmid_that_is_not_a_number_is_refused_with_its_position(

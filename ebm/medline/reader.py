@@ -75,11 +75,14 @@ class Notice:
     skipped: bool = False
     record: int = 0
     label: str = ""
+    line: int | None = None  # of the record in the text read
 
     @property
     def message(self) -> str:
         where = f"{self.label}: " if self.label else ""
-        return f"{where}record {self.record}: {self.text}" if self.record else f"{where}{self.text}"
+        if self.record:
+            where += f"record {self.record}{f' (line {self.line})' if self.line else ''}: "
+        return where + self.text
 
 
 # Declared caps (characters): the longest titles and abstracts in MEDLINE are a few thousand
@@ -300,7 +303,7 @@ def _checked_pmid(el: etree._Element) -> str | Notice:
     ``_BadRecord`` for a PMID that is not a number (it would be stored and never found)."""
     pmid = _text(el.find("PMID"))
     if not pmid:
-        return Notice(f"no PMID (line {el.sourceline}): skipped", skipped=True)
+        return Notice("no PMID: skipped", skipped=True, line=el.sourceline)
     if not (pmid.isascii() and pmid.isdigit()):
         raise _BadRecord(f"PMID {pmid[:40]!r} (line {el.sourceline}) is not a number")
     return pmid
@@ -364,7 +367,7 @@ def _citation(mc: etree._Element, source_name: str | None) -> Citation | Notice:
 def _book(elem: etree._Element, source_name: str | None) -> Citation | Notice:
     doc = elem.find("BookDocument")
     if doc is None:
-        return Notice(f"book record without a BookDocument (line {elem.sourceline}): skipped", skipped=True)
+        return Notice("book record without a BookDocument: skipped", skipped=True, line=elem.sourceline)
     pmid = _checked_pmid(doc)
     if isinstance(pmid, Notice):
         return pmid

@@ -299,7 +299,8 @@ def _notices(ops: list[Op], counts: list[int], citations: int, summary: IngestSu
         if kind == "delete":
             deletions += 1
         elif kind == "notice":
-            at = replace(payload, record=payload.record + counts[3]) if payload.record else payload
+            # the line is the chunk's, not the file's: left out
+            at = replace(payload, record=payload.record + counts[3], line=None) if payload.record else payload
             summary.notices.append(at.message)
             skipped += payload.skipped
     summary.skipped_records += skipped
