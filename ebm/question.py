@@ -725,7 +725,7 @@ def _build(
         "population": tuple(slots["population"]),
         "intervention": tuple(slots["intervention"]),
         "comparison": tuple(slots["comparison"]),
-        "outcome": " ".join(slots["outcome"]) or None,
+        "outcome": ", ".join(slots["outcome"]) or None,
     }
     frame = Frame(task=task, question=question, **frame_kw)
     word_uses = tuple(WordUse(w.text, w.start, u) for w, u in zip(words, uses, strict=True))
