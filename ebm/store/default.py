@@ -25,10 +25,6 @@ def default_store_path() -> Path:
     return data_dir() / DB_FILE
 
 
-def store_path(db: str | os.PathLike[str] | None = None) -> Path:
-    return Path(db) if db is not None else default_store_path()
-
-
 def open_store(
     db: str | os.PathLike[str] | None = None, *, create: bool = False, quiet: bool = False
 ) -> MedlineStore:
