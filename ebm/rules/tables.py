@@ -444,7 +444,7 @@ class ClinicalQuery(_Located):
     category: str
     scope: str
     pubmed: str  # PubMed's syntax (PubMed and the local store take it)
-    subset: str  # the minimal subset (ebm.query.parse_query) every source takes
+    subset: str  # the minimal subset (ebm.query_syntax.require_subset checks it)
     source: str
     file: str
     line: int
