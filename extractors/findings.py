@@ -32,6 +32,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -131,6 +132,15 @@ class Question:
     i_cuis: frozenset[str] = frozenset()
     c_cuis: frozenset[str] = frozenset()
     o_cuis: frozenset[str] = frozenset()
+
+    @cached_property
+    def roles(self) -> dict[str, str]:
+        """Word key -> role, intervention before comparison before outcome; direction words
+        have none (they stay visible even inside a phrase: "stress reduction")."""
+        out: dict[str, str] = {}
+        for role, keys in (("o", self.o_keys), ("c", self.c_keys), ("i", self.i_keys)):
+            out.update(dict.fromkeys(keys, role))
+        return {k: r for k, r in out.items() if k not in DIRECTION_CUES}
 
 
 def make_question(
@@ -240,17 +250,19 @@ ConceptSpans = Sequence[tuple[int, int, str]]  # (start, end, cui), offsets into
 def tag(sentence: str, q: Question, concepts: ConceptSpans = ()) -> Tagged:
     """Each token of ``sentence`` with its role: a word of the intervention, comparison or
     outcome phrase (by key), or inside a concept of one of them."""
-    toks, starts, roles = [], [], []
-    for m in _TOKEN.finditer(sentence):
-        w = m.group()
-        k = _key(w)
-        role = "i" if k in q.i_keys else "c" if k in q.c_keys else "o" if k in q.o_keys else ""
-        if w.lower() in PHRASE_STOPWORDS or k in DIRECTION_CUES:
-            role = ""  # a direction word stays visible even inside a phrase ("stress reduction")
-        elif not role and w.lower() in ARM_WORDS:
-            role = ARM_WORDS[w.lower()]
-        toks.append(w)
-        starts.append(m.start())
+    ms = list(_TOKEN.finditer(sentence))
+    toks = [m.group() for m in ms]
+    starts = [m.start() for m in ms]
+    lut = q.roles
+    roles = []
+    for w in toks:
+        lw = w.lower()
+        role = lut.get(lw if lw[0].isdigit() else lw[:6], "")
+        if role:
+            if lw in PHRASE_STOPWORDS:
+                role = ""
+        elif lw in ARM_WORDS:
+            role = ARM_WORDS[lw]
         roles.append(role)
     for a, b, cui in concepts:
         r = "i" if cui in q.i_cuis else "c" if cui in q.c_cuis else "o" if cui in q.o_cuis else ""
@@ -347,38 +359,12 @@ def direction_features(sentence: str, t: Tagged, swap: bool = False) -> list[str
     return feats
 
 
-def ranker_features(
-    unit: Unit,
-    t: Tagged,
-    q: Question,
-    best_o: float,
-    prior: float | None,
-) -> dict[str, float]:
-    """Dense features of the sentence ranker for one sentence (``best_o``: the largest outcome
-    coverage of any sentence of the text)."""
-    roles = t.roles
-
-    def cover(role: str, keys: frozenset[str]) -> float:
-        """Share of the phrase's words found (a long phrase needs at most four); 0.5 for a
-        mention found by concept only."""
-        if not keys:
-            return 0.0
-        found = {_key(w) for w, r in zip(t.tokens, roles, strict=True) if r == role}
-        hit = len(found & keys) / min(len(keys), 4)
-        return min(1.0, hit) if hit else (0.5 if role in roles else 0.0)
-
-    o = cover("o", q.o_keys) if q.outcome else 0.0
-    i = cover("i", q.i_keys)
-    c = cover("c", q.c_keys)
+def sentence_facts(unit: Unit, t: Tagged) -> dict[str, float]:
+    """The ranker features of a sentence that do not depend on the question (computed once per
+    sentence however many rankers score it)."""
     text = unit.text
     nums = parse_numbers(text)
-    f: dict[str, float] = {
-        "o": o,
-        "o_best": 1.0 if q.outcome and o > 0 and o >= best_o else 0.0,
-        "o_gap": (best_o - o) if q.outcome else 0.0,
-        "i": i,
-        "c": c,
-        "i_and_c": 1.0 if i > 0 and c > 0 else 0.0,
+    return {
         "p": 1.0 if "p" in nums else 0.0,
         "pct": 1.0 if "percentages" in nums else 0.0,
         "effect_ci": 1.0 if ("effect" in nums or "ci" in nums) else 0.0,
@@ -386,11 +372,43 @@ def ranker_features(
         "significant": 1.0 if SIGNIFICANT_CUE.search(text) else 0.0,
         "nodiff": 1.0 if NO_DIFFERENCE_CUES.search(text) else 0.0,
         "compare": 1.0 if COMPARISON_CUES.search(text) else 0.0,
-        "dircue": 1.0 if any(_key(w) in DIRECTION_CUES for w in t.tokens) else 0.0,
+        "dircue": 1.0 if any(w[:6].lower() in DIRECTION_CUES for w in t.tokens) else 0.0,
         "len": math.log1p(len(t.tokens)) / 4.0,
         f"sec:{unit.section}": 1.0,
         f"pos:{unit.position}": 1.0,
     }
+
+
+def coverage(t: Tagged, role: str, keys: frozenset[str]) -> float:
+    """Share of a phrase's words the sentence has in that role (a long phrase needs at most
+    four); 0.5 for a mention found by concept only."""
+    if not keys:
+        return 0.0
+    found = {_key(w) for w, r in zip(t.tokens, t.roles, strict=True) if r == role}
+    hit = len(found & keys) / min(len(keys), 4)
+    return min(1.0, hit) if hit else (0.5 if role in t.roles else 0.0)
+
+
+def ranker_features(
+    unit: Unit,
+    t: Tagged,
+    q: Question,
+    best_o: float,
+    prior: float | None,
+    facts: Mapping[str, float] | None = None,
+) -> dict[str, float]:
+    """Dense features of the sentence ranker for one sentence (``best_o``: the largest outcome
+    coverage of any sentence of the text; ``facts``: ``sentence_facts`` when already known)."""
+    f = dict(facts if facts is not None else sentence_facts(unit, t))
+    o = coverage(t, "o", q.o_keys) if q.outcome else 0.0
+    i = coverage(t, "i", q.i_keys)
+    c = coverage(t, "c", q.c_keys)
+    f["o"] = o
+    f["o_best"] = 1.0 if q.outcome and o > 0 and o >= best_o else 0.0
+    f["o_gap"] = (best_o - o) if q.outcome else 0.0
+    f["i"] = i
+    f["c"] = c
+    f["i_and_c"] = 1.0 if i > 0 and c > 0 else 0.0
     if q.outcome:
         f["o_x_p"] = o * (f["p"] + f["significant"] + f["nodiff"])
         f["o_x_dircue"] = o * f["dircue"]
@@ -618,8 +636,7 @@ def rank_sentences(
     tagged = [tag(u.text, q, spans[j] if spans else ()) for j, u in enumerate(units)]
     best_o = 0.0
     if q.outcome:
-        feats0 = [ranker_features(u, t, q, 0.0, None)["o"] for u, t in zip(units, tagged, strict=True)]
-        best_o = max(feats0, default=0.0)
+        best_o = max((coverage(t, "o", q.o_keys) for t in tagged), default=0.0)
         if best_o == 0.0:
             q = replace(q, outcome="", o_keys=frozenset(), o_cuis=frozenset())
     use_prior = prior is not None and ranker_key(bool(q.outcome), True) in model.rankers
@@ -632,9 +649,10 @@ def rank_sentences(
     for u, t in zip(units, tagged, strict=True):
         p = prior.get(u.index) if (use_prior and prior is not None) else None
         pv = (p or 0.0) if use_prior else None
-        prob = sigmoid(ranker.log_odds(ranker_features(u, t, q, best_o, pv)))
+        facts = sentence_facts(u, t)
+        prob = sigmoid(ranker.log_odds(ranker_features(u, t, q, best_o, pv, facts)))
         if free is not None:
-            alt = sigmoid(free.log_odds(ranker_features(u, t, q_free, 0.0, pv)))
+            alt = sigmoid(free.log_odds(ranker_features(u, t, q_free, 0.0, pv, facts)))
             prob = max(prob, model.outcome_free_weight * alt)
         scored.append(ScoredSentence(u, t, prob))
     # best first; among equals the later sentence (results come late)

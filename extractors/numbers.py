@@ -60,6 +60,7 @@ _P = re.compile(
     re.IGNORECASE,
 )
 _PCT = re.compile(rf"(?P<value>{_NUM})\s?%(?!\s*(?:CI|confidence))", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
 _REL = {"&lt;": "<", "&gt;": ">", "≤": "<=", "≥": ">="}
 
 
@@ -91,6 +92,8 @@ def parse_p_values(sentence: str) -> list[dict[str, Any]]:
 def parse_numbers(sentence: str) -> dict[str, Any]:
     """Effect size, CI, p values and percentages found in ``sentence`` (see the module doc)."""
     out: dict[str, Any] = {}
+    if not _DIGIT.search(sentence):
+        return out  # most sentences: no number to find
     for m in _EFFECT.finditer(sentence):
         v = _float(m.group("value"))
         kind = m.group("kind")
@@ -110,7 +113,11 @@ def parse_numbers(sentence: str) -> dict[str, Any]:
         out["p"] = ps[0]
         if len(ps) > 1:
             out["p_values"] = ps
-    pct = [v for v in (_float(x.group("value")) for x in _PCT.finditer(sentence)) if v is not None]
+    pct = (
+        [v for v in (_float(x.group("value")) for x in _PCT.finditer(sentence)) if v is not None]
+        if "%" in sentence
+        else []
+    )
     if pct:
         out["percentages"] = pct
     return out
