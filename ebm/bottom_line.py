@@ -128,18 +128,20 @@ class BottomLine:
     intervention: str
     comparison: str
     outcome: str
-    outcomes: tuple[OutcomeSummary, ...]
+    outcomes: tuple[OutcomeSummary, ...]  # on the frame's outcome (every outcome without one)
     considered: tuple[str, ...]  # PMIDs of the answers read
-    none_text: str = ""  # set when no answer reports a finding
+    none_text: str = ""  # set when no answer reports a finding on the frame's outcome
+    # findings on outcomes other than the frame's (sentences that do not name it)
+    other_outcomes: tuple[OutcomeSummary, ...] = ()
 
-    def render_text(self) -> str:
-        if not self.outcomes:
-            return f"Bottom line: {self.none_text}"
-        lines = ["Bottom line:"]
-        for o in self.outcomes:
-            lines.append(f"- {o.concurrence.text}")
-            for c in o.contradictions:
-                lines.append(f"  but {c.text}" + (f"; {c.note}" if c.note else ""))
+    def render_text(self, other_outcomes: bool = False) -> str:
+        """The bottom line as text; ``other_outcomes`` adds the findings on outcomes other than
+        the frame's (their outcome phrases come from the sentences and are rougher)."""
+        lines = [f"Bottom line: {self.none_text}" if not self.outcomes else "Bottom line:"]
+        _summary_lines(lines, self.outcomes)
+        if other_outcomes and self.other_outcomes:
+            lines.append("Other outcomes these answers report:")
+            _summary_lines(lines, self.other_outcomes)
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -148,10 +150,18 @@ class BottomLine:
             "comparison": self.comparison,
             "outcome": self.outcome,
             "outcomes": [o.to_dict() for o in self.outcomes],
+            "other_outcomes": [o.to_dict() for o in self.other_outcomes],
             "considered": list(self.considered),
             "none": self.none_text or None,
             "text": self.render_text(),
         }
+
+
+def _summary_lines(lines: list[str], summaries: Sequence[OutcomeSummary]) -> None:
+    for o in summaries:
+        lines.append(f"- {o.concurrence.text}")
+        for c in o.contradictions:
+            lines.append(f"  but {c.text}" + (f"; {c.note}" if c.note else ""))
 
 
 def applies_to(task: str | None) -> bool:
@@ -305,19 +315,44 @@ def build_bottom_line(
     matcher finds) so that "fever" and "body temperature" can share a group when they name one.
     """
     read = list(answers[:top])
-    votes: list[tuple[AnswerFindings, FindingLike]] = []
+    on: list[tuple[AnswerFindings, FindingLike]] = []
+    off: list[tuple[AnswerFindings, FindingLike]] = []
     for a in read:
         for f in a.findings:
             if f.confidence >= min_confidence and f.direction in ("higher", "lower", "no_difference"):
-                votes.append((a, f))
-    groups = group_outcomes([f.outcome for _, f in votes], concept_of)
+                # a finding that does not name the frame's outcome is about another one
+                (on if not outcome or getattr(f, "on_frame_outcome", True) else off).append((a, f))
+    summaries = _summaries(on, outcome, intervention, comparison, concept_of)
+    others = _summaries(off, "", intervention, comparison, concept_of)
+    none = ""
+    if not summaries:
+        what = f" on {outcome}" if outcome else ""
+        none = (
+            f"no trial in these results compares {intervention} with {_comparator(comparison)}{what} "
+            f"({len(read)} answers read)"
+        )
+    return BottomLine(
+        intervention, comparison, outcome, tuple(summaries), tuple(a.pmid for a in read), none, tuple(others)
+    )
+
+
+def _summaries(
+    votes: list[tuple[AnswerFindings, FindingLike]],
+    outcome: str,
+    intervention: str,
+    comparison: str,
+    concept_of: Callable[[str], str | None] | None,
+) -> list[OutcomeSummary]:
+    """Votes grouped by outcome (all one group under ``outcome`` when given), each group's
+    directions weighed: the heaviest is the concurrence, the others contradictions."""
+    groups = [0] * len(votes) if outcome else group_outcomes([f.outcome for _, f in votes], concept_of)
     by_group: dict[int, dict[str, tuple[AnswerFindings, FindingLike]]] = {}
     for g, (a, f) in zip(groups, votes, strict=True):
         best = by_group.setdefault(g, {})
         if a.pmid not in best or f.confidence > best[a.pmid][1].confidence:
             best[a.pmid] = (a, f)
     summaries = []
-    for g in sorted(by_group, key=lambda k: min(i for i, x in enumerate(groups) if x == k)):
+    for g in sorted(by_group, key=lambda k: groups.index(k)):
         chosen = list(by_group[g].values())
         name = outcome or chosen[0][1].outcome
         by_dir: dict[str, list[tuple[AnswerFindings, FindingLike]]] = {}
@@ -339,11 +374,4 @@ def build_bottom_line(
             )
         summaries.append(OutcomeSummary(name, conc, tuple(contra)))
     summaries.sort(key=lambda o: -(o.concurrence.weight + sum(c.weight for c in o.contradictions)))
-    none = ""
-    if not summaries:
-        on = f" on {outcome}" if outcome else ""
-        none = (
-            f"no trial in these results compares {intervention} with {_comparator(comparison)}{on} "
-            f"({len(read)} answers read)"
-        )
-    return BottomLine(intervention, comparison, outcome, tuple(summaries), tuple(a.pmid for a in read), none)
+    return summaries

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 MODEL_FORMAT = "ebm-findings-model"
 MODEL_VERSION = 1
 MODEL_FILE = "models/findings.json.gz"
+OUTCOME_WORDS_FILE = "models/findings.outcome_words.tsv"
 
 DIRECTIONS = ("higher", "lower", "no_difference")
 
@@ -143,17 +144,50 @@ class Question:
         return {k: r for k, r in out.items() if k not in DIRECTION_CUES}
 
 
+OutcomeWords = Mapping[str, frozenset[str]]  # word key -> keys of the words reporting it
+
+
+def load_outcome_words(path: Path) -> dict[str, frozenset[str]]:
+    """The outcome-words table (``ebm/data/models/findings.outcome_words.tsv``): per line a word
+    or phrase, a tab, the related words separated by commas; ``#`` comments. Errors name the
+    file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise DataError(f"outcome words table missing: {path}") from exc
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc})") from exc
+    out: dict[str, set[str]] = {}
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 2:
+            raise DataError(f"{path}:{n}: expected WORD<TAB>RELATED, RELATED..., got {len(fields)} fields")
+        heads = phrase_keys(fields[0])
+        related = frozenset(k for w in fields[1].split(",") for k in phrase_keys(w))
+        if not heads or not related:
+            raise DataError(f"{path}:{n}: an empty word or related-words list")
+        for h in heads:
+            out.setdefault(h, set()).update(related - {h})
+    return {k: frozenset(v) for k, v in out.items()}
+
+
 def make_question(
     intervention: str,
     comparison: str = "",
     outcome: str = "",
     matcher: ConceptMatcher | None = None,
+    outcome_words: OutcomeWords | None = None,
 ) -> Question:
     """Keys of the three phrases; words both arms share (``ibuprofen 10 mg`` vs ``ibuprofen 5 mg``)
-    identify neither. With a matcher, also the concepts each phrase names."""
+    identify neither. With a matcher, also the concepts each phrase names; with
+    ``outcome_words``, the outcome also by the words abstracts report it with."""
     if not (intervention or "").strip():
         raise InputError("a finding needs an intervention (the frame has none)")
     ik, ck, ok = phrase_keys(intervention), phrase_keys(comparison), phrase_keys(outcome)
+    if outcome_words and ok:
+        ok = ok.union(*(outcome_words.get(k, frozenset()) for k in ok))
     if not ck:
         ck = frozenset(_key(w) for w in DEFAULT_COMPARATOR)
     shared = ik & ck
@@ -531,6 +565,9 @@ class Finding:
     confidence: float  # probability that the sentence reports the comparison
     sentence_index: int = -1  # index of the sentence (Document.sentences for a Document)
     probabilities: dict[str, float] = field(default_factory=dict)  # per direction
+    # False when the frame has an outcome the sentence does not name: ``outcome`` is then the
+    # outcome the sentence reports ("temperature decrement" for a frame's "reducing fever")
+    on_frame_outcome: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -549,6 +586,7 @@ class ScoredSentence(NamedTuple):
     unit: Unit
     tagged: Tagged
     probability: float
+    outcome_coverage: float  # share of the frame outcome's words (or concepts) it names
 
 
 _SUBJECT_END = re.compile(
@@ -654,7 +692,8 @@ def rank_sentences(
         if free is not None:
             alt = sigmoid(free.log_odds(ranker_features(u, t, q_free, 0.0, pv, facts)))
             prob = max(prob, model.outcome_free_weight * alt)
-        scored.append(ScoredSentence(u, t, prob))
+        cover = coverage(t, "o", q.o_keys) if q.outcome else 0.0
+        scored.append(ScoredSentence(u, t, prob, cover))
     # best first; among equals the later sentence (results come late)
     scored.sort(key=lambda s: (-s.probability, -s.unit.index))
     return text, scored
@@ -677,6 +716,7 @@ def extract_findings(
     prior: Mapping[int, float] | None = None,
     concepts: Sequence[Any] | None = None,
     matcher: ConceptMatcher | None = None,
+    outcome_words: OutcomeWords | None = None,
     limit: int = 3,
     min_confidence: float | None = None,
 ) -> list[Finding]:
@@ -686,9 +726,11 @@ def extract_findings(
 
     ``prior``: the outcome-sentence ensemble's probability per sentence index (a Document's
     ``Annotation.outcomes``); ``concepts``: the document's concepts (``Annotation.concepts``) or
-    ``matcher``: a concept matcher, to match the phrases by concept as well as by word.
+    ``matcher``: a concept matcher, to match the phrases by concept as well as by word;
+    ``outcome_words``: ``load_outcome_words(...)``, the words abstracts report an outcome with.
     """
-    q = make_question(intervention, comparison, outcome, matcher)
+    q = make_question(intervention, comparison, outcome, matcher, outcome_words)
+    q_free = replace(q, outcome="", o_keys=frozenset(), o_cuis=frozenset())
     _, scored = rank_sentences(text_or_document, q, model, prior, concepts, matcher)
     floor = model.min_confidence if min_confidence is None else min_confidence
     out: list[Finding] = []
@@ -699,9 +741,11 @@ def extract_findings(
             continue  # a title names the comparison; it reports a finding only with a result word
         probs = model.direction(direction_features(s.unit.text, s.tagged))
         direction = max(probs, key=lambda k: probs[k])
+        # a sentence that does not name the frame's outcome reports another one: say which
+        on_outcome = not q.outcome or s.outcome_coverage > 0
         out.append(
             Finding(
-                outcome=outcome_phrase(s.unit.text, q, s.tagged),
+                outcome=outcome_phrase(s.unit.text, q if on_outcome else q_free, s.tagged),
                 direction=direction,
                 significant=direction != "no_difference",
                 sentence=s.unit.text,
@@ -711,6 +755,7 @@ def extract_findings(
                 confidence=s.probability,
                 sentence_index=s.unit.index,
                 probabilities=probs,
+                on_frame_outcome=on_outcome,
             )
         )
     return out

@@ -26,9 +26,20 @@ from ebm.paths import package_data  # noqa: E402
 from ebm.store import open_store  # noqa: E402
 from ebm.text.pipeline import TextPipeline  # noqa: E402
 from extractors.design import design_json, design_model_path, load_design_model  # noqa: E402
-from extractors.findings import MODEL_FILE, extract_findings, load_findings_model  # noqa: E402
+from extractors.findings import (  # noqa: E402
+    MODEL_FILE,
+    OUTCOME_WORDS_FILE,
+    extract_findings,
+    load_findings_model,
+    load_outcome_words,
+)
 
-DESIGN_LABELS = {"rct": "RCT", "systematic_review": "systematic review", "meta_analysis": "meta-analysis"}
+DESIGN_LABELS = {
+    "randomized_controlled_trial": "RCT",
+    "rct": "RCT",
+    "systematic_review": "systematic review",
+    "meta_analysis": "meta-analysis",
+}
 
 
 def main() -> None:
@@ -59,6 +70,7 @@ def main() -> None:
     comparison = " or ".join(frame.comparison)
     outcome = frame.outcome or ""
     model = load_findings_model(package_data(MODEL_FILE))
+    words = load_outcome_words(package_data(OUTCOME_WORDS_FILE))
     design_model = load_design_model(design_model_path())
     pipeline = TextPipeline()
     store = open_store()
@@ -71,7 +83,7 @@ def main() -> None:
     for r in results:
         c = citations[r["pmid"]]
         doc = pipeline.process(c)
-        found = extract_findings(doc, intervention, comparison, outcome, model)
+        found = extract_findings(doc, intervention, comparison, outcome, model, outcome_words=words)
         d = design_json(c, design_model)
         label = d["design"]["label"]
         size = d["sample_size"]["value"] if d["sample_size"] else None
@@ -89,11 +101,15 @@ def main() -> None:
     bl = build_bottom_line(answers, intervention, comparison, outcome, top=args.top)
     print(f"Question: {frame.question or args.frame}")
     print(f"Frame: I = {intervention}; C = {comparison or '(none)'}; O = {outcome or '(none)'}\n")
-    print(bl.render_text())
+    print(bl.render_text(other_outcomes=True))
     print("\nPer answer (rank, PMID, design, sample size, first finding):")
     for rank, c, found, label, size in shown:
         f = found[0] if found else None
-        what = f"{f.direction} ({f.confidence:.2f}): {f.sentence}" if f else "no finding for the frame"
+        what = (
+            f"{f.outcome}: {f.direction} ({f.confidence:.2f}): {f.sentence}"
+            if f
+            else "no finding for the frame"
+        )
         print(f"{rank:>2}. {c.pmid} [{label}, n={size}] {what}")
 
 

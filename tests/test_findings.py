@@ -17,10 +17,12 @@ from ebm.paths import package_data
 from extractors.findings import (
     DIRECTIONS,
     MODEL_FILE,
+    OUTCOME_WORDS_FILE,
     FindingsModel,
     classify_direction,
     extract_findings,
     load_findings_model,
+    load_outcome_words,
     make_question,
     masked,
     outcome_phrase,
@@ -158,6 +160,33 @@ def test_outcome_phrase_without_a_frame_outcome() -> None:
     s = "The incidence of postoperative nausea was significantly lower in the acetaminophen group (p < 0.05)."
     assert outcome_phrase(s, q) == "The incidence of postoperative nausea"
     assert outcome_phrase(s, make_question("acetaminophen", "", "nausea")) == "nausea"
+
+
+def test_outcome_words_table_finds_a_frame_outcome_worded_differently(
+    model: FindingsModel, fever_text: str
+) -> None:
+    words = load_outcome_words(package_data(OUTCOME_WORDS_FILE))
+    assert {"temper", "antipy", "febril"} <= words["fever"]
+    with_words = extract_findings(
+        fever_text, "acetaminophen", "ibuprofen", "reducing fever", model, outcome_words=words
+    )
+    assert with_words[0].sentence == FEVER_RESULT
+    assert with_words[0].on_frame_outcome and with_words[0].outcome == "reducing fever"
+    assert with_words[0].direction == "lower"
+    # without the table the sentence names no frame outcome word: it reports another outcome
+    plain = extract_findings(
+        fever_text, "acetaminophen", "ibuprofen", "reducing fever", model, min_confidence=0.0
+    )
+    assert plain[0].sentence == FEVER_RESULT
+    assert not plain[0].on_frame_outcome and plain[0].outcome == "temperature decrement"
+    assert plain[0].confidence < with_words[0].confidence
+
+
+def test_outcome_words_table_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "words.tsv"
+    bad.write_text("# comment\nfever\ttemperature\npain analgesia\n", encoding="utf-8")
+    with pytest.raises(DataError, match=f"{bad}:3: expected WORD<TAB>RELATED"):
+        load_outcome_words(bad)
 
 
 def test_no_comparison_and_no_outcome(model: FindingsModel, fever_text: str) -> None:

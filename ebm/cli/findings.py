@@ -49,6 +49,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--db", help="the local store for --frame (default: the one in the data directory)")
     p.add_argument("--model", type=Path, help="a findings model (default: the shipped one)")
     p.add_argument(
+        "--outcome-words",
+        type=Path,
+        metavar="TSV",
+        help="words abstracts report an outcome with (default: the shipped table)",
+    )
+    p.add_argument(
         "--limit", type=int, default=DEFAULT_LIMIT, help=f"findings per text (default {DEFAULT_LIMIT})"
     )
     p.add_argument(
@@ -65,6 +71,15 @@ def _model(path: Path | None) -> Any:
     if path is not None and not path.is_file():
         raise InputError(f"--model {path}: no such file")
     return load_findings_model(path or package_data(MODEL_FILE))
+
+
+def _outcome_words(path: Path | None) -> Any:
+    from ebm.paths import package_data
+    from extractors.findings import OUTCOME_WORDS_FILE, load_outcome_words
+
+    if path is not None and not path.is_file():
+        raise InputError(f"--outcome-words {path}: no such file")
+    return load_outcome_words(path or package_data(OUTCOME_WORDS_FILE))
 
 
 def _read_text(arg: str) -> str:
@@ -96,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
     text = _read_text(args.inputs[0])
     model = _model(args.model)
+    words = _outcome_words(args.outcome_words)
     found = extract_findings(
         text,
         args.intervention,
@@ -104,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         model,
         limit=args.limit,
         min_confidence=args.min_confidence,
+        outcome_words=words,
     )
     if args.json:
         json.dump({"findings": [f.to_dict() for f in found]}, sys.stdout, ensure_ascii=False, indent=2)
@@ -120,6 +137,7 @@ def _run_jsonl(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise InputError(f"--jsonl {path}: no such file")
     model = _model(args.model)
+    words = _outcome_words(args.outcome_words)
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, start=1):
             if not line.strip():
@@ -144,6 +162,7 @@ def _run_jsonl(args: argparse.Namespace) -> int:
                 model,
                 limit=args.limit,
                 min_confidence=args.min_confidence,
+                outcome_words=words,
             )
             out = {"id": d.get("id"), "findings": [x.to_dict() for x in found]}
             sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
@@ -179,6 +198,7 @@ def _run_frame(args: argparse.Namespace) -> int:
     if missing:
         raise InputError(f"PMID {missing[0]} is not in the local store")
     model = _model(args.model)
+    words = _outcome_words(args.outcome_words)
     pipeline = TextPipeline()
     results = []
     for pmid in pmids:
@@ -192,6 +212,7 @@ def _run_frame(args: argparse.Namespace) -> int:
             model,
             limit=args.limit,
             min_confidence=args.min_confidence,
+            outcome_words=words,
         )
         results.append((c, found))
     if args.json:
