@@ -17,7 +17,6 @@ indexed MEDLINE records (the training half), so a probability reads as "in MEDLI
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ebm.citation import Citation
 from ebm.errors import DataError
 
 # Stable class names (the JSON interface and the rules table use them).
@@ -110,10 +110,22 @@ CUES: tuple[tuple[str, str, str], ...] = (
     ),
 )
 _CASE_SENSITIVE = {"hazard_ratio", "odds_ratio", "diagnostic"}  # "OR", "HR", "ROC" as abbreviations only
-_CUES = tuple(
-    (name, re.compile(rx, 0 if name in _CASE_SENSITIVE else re.I), where) for name, rx, where in CUES
+# Case-insensitive cues are matched, without re.I (slow), against the lower-cased text; a cue
+# with a case-insensitive part "(?i:...)" is split into that part (lower-cased text) and the rest.
+_CUES: tuple[tuple[str, re.Pattern[str], str, bool], ...] = tuple(
+    part
+    for name, rx, where in CUES
+    for part in (
+        [(name, re.compile(rx.lower()), where, True)]
+        if name not in _CASE_SENSITIVE
+        else [
+            (name, re.compile(m.group(1).lower()), where, True)
+            for m in [re.match(r"\(\?i:(.*?)\)\|(.*)$", rx)]
+            if m is not None
+        ]
+        + [(name, re.compile(re.sub(r"^\(\?i:.*?\)\|", "", rx)), where, False)]
+    )
 )
-CUE_VALUE = 1.0  # the value of a present cue feature (tf-idf block is l2-normalized)
 
 
 def text_features(title: str, abstract: str) -> Counter[str]:
@@ -136,7 +148,14 @@ def text_features(title: str, abstract: str) -> Counter[str]:
 def cue_features(title: str, abstract: str) -> list[str]:
     """Names (``cue:...``) of the hand cues present."""
     full = title + "\n" + abstract
-    return ["cue:" + name for name, rx, where in _CUES if rx.search(title if where == "title" else full)]
+    texts = {
+        (True, False): full.lower(),
+        (False, False): full,
+        (True, True): title.lower(),
+        (False, True): title,
+    }
+    found = {name for name, rx, where, low in _CUES if rx.search(texts[low, where == "title"])}
+    return ["cue:" + name for name, _, _ in CUES if name in found]
 
 
 @dataclass(frozen=True)
@@ -162,6 +181,7 @@ class DesignModel:
     bias: np.ndarray  # (K,)
     temperature: float
     log_prior: np.ndarray  # (K,) added after the temperature (0 when the model is balanced)
+    cue_value: float = 1.0  # a present cue's feature value (the tf-idf block has unit norm)
 
     def logits(self, title: str, abstract: str) -> np.ndarray:
         idx, val = self.vectorize(title, abstract)
@@ -169,23 +189,18 @@ class DesignModel:
         return np.asarray((z + self.bias) / self.temperature + self.log_prior, dtype=np.float64)
 
     def vectorize(self, title: str, abstract: str) -> tuple[np.ndarray, np.ndarray]:
-        """Feature indices and values: l2-normalised sublinear tf-idf, then cues at CUE_VALUE."""
+        """Feature indices and values: l2-normalised sublinear tf-idf, then cues at ``cue_value``
+        (a larger value is weaker regularisation of the few hand cues)."""
         voc = self.vocabulary
-        idx: list[int] = []
-        val: list[float] = []
-        for f, n in text_features(title, abstract).items():
-            j = voc.get(f)
-            if j is not None:
-                idx.append(j)
-                val.append((1.0 + math.log(n)) * float(self.idf[j]))
-        norm = math.sqrt(sum(v * v for v in val)) or 1.0
-        val = [v / norm for v in val]
-        for c in cue_features(title, abstract):
-            j = voc.get(c)
-            if j is not None:
-                idx.append(j)
-                val.append(CUE_VALUE)
-        return np.asarray(idx, dtype=np.int64), np.asarray(val, dtype=np.float64)
+        pairs = [(j, n) for f, n in text_features(title, abstract).items() if (j := voc.get(f)) is not None]
+        idx = np.fromiter((j for j, _ in pairs), dtype=np.int64, count=len(pairs))
+        tf = np.fromiter((n for _, n in pairs), dtype=np.float64, count=len(pairs))
+        val = (1.0 + np.log(tf)) * self.idf[idx]
+        norm = float(np.sqrt(val @ val)) or 1.0
+        cues = [j for c in cue_features(title, abstract) if (j := voc.get(c)) is not None]
+        idx = np.concatenate([idx, np.asarray(cues, dtype=np.int64)])
+        val = np.concatenate([val / norm, np.full(len(cues), self.cue_value)])
+        return idx, val
 
     def predict(self, title: str | None, abstract: str | None) -> DesignPrediction:
         z = self.logits(title or "", abstract or "")
@@ -210,6 +225,7 @@ def save_design_model(path: Path, model: DesignModel) -> None:
             bias=model.bias.astype(np.float32),
             temperature=np.array([model.temperature], dtype=np.float32),
             log_prior=model.log_prior.astype(np.float32),
+            cue_value=np.array([model.cue_value], dtype=np.float32),
         )
 
 
@@ -227,6 +243,7 @@ def load_design_model(path: Path) -> DesignModel:
                 bias=z["bias"].astype(np.float64),
                 temperature=float(z["temperature"][0]),
                 log_prior=z["log_prior"].astype(np.float64),
+                cue_value=float(z["cue_value"][0]),
             )
     except FileNotFoundError as exc:
         raise DataError(f"design model missing: {path} (run scripts/train_design.py)") from exc
@@ -241,6 +258,163 @@ def load_design_model(path: Path) -> DesignModel:
 def design_model_path() -> Path:
     """Where the shipped model is (for the CLI/app layer; library code takes a model)."""
     return Path(__file__).resolve().parents[1] / "ebm" / "data" / "models" / "design.npz"
+
+
+# --- design from the indexer's publication types and headings ------------------------------
+# The distant labels of the training corpus and the "publication types" source of design_json:
+# one mapping, so the two cannot drift apart. Names are matched case-insensitively.
+
+RCT_PT = {"randomized controlled trial", "pragmatic clinical trial", "equivalence trial"}
+SR_PT = {"meta-analysis", "systematic review", "network meta-analysis"}
+GUIDE_PT = {
+    "practice guideline",
+    "guideline",
+    "consensus development conference",
+    "consensus development conference, nih",
+}
+NRT_PT = {
+    "controlled clinical trial",
+    "clinical trial",
+    "clinical trial, phase i",
+    "clinical trial, phase ii",
+    "clinical trial, phase iii",
+    "clinical trial, phase iv",
+    "adaptive clinical trial",
+    "non-randomized controlled trial",
+}
+VET_PT = {
+    "randomized controlled trial, veterinary",
+    "clinical trial, veterinary",
+    "observational study, veterinary",
+}
+REVIEW_PT = {
+    "review",
+    "editorial",
+    "letter",
+    "comment",
+    "news",
+    "historical article",
+    "biography",
+    "personal narrative",
+    "interview",
+    "lecture",
+    "introductory journal article",
+}
+CASE_PT = {"case reports"}
+COHORT_MH = {
+    "cohort studies",
+    "prospective studies",
+    "retrospective studies",
+    "longitudinal studies",
+    "follow-up studies",
+}
+DIAG_MH = {
+    "sensitivity and specificity",
+    "roc curve",
+    "predictive value of tests",
+    "false positive reactions",
+    "false negative reactions",
+}
+
+
+def label_from_index(pts: set[str], mhs: set[str] | None) -> str | None:
+    """The design class the indexer's publication types and design headings give, or None.
+
+    Order matters (first match wins): non-human first, then syntheses and guidelines, trials,
+    case reports, then the observational designs from MeSH, reviews and opinion last."""
+    mh = mhs or set()
+    if pts & VET_PT or ("animals" in mh and "humans" not in mh):
+        return "animal_or_in_vitro"
+    if "in vitro techniques" in mh and "humans" not in mh:
+        return "animal_or_in_vitro"
+    if pts & SR_PT:
+        return "systematic_review"
+    if pts & GUIDE_PT:
+        return "guideline"
+    if pts & RCT_PT:
+        return "randomized_controlled_trial"
+    if pts & NRT_PT:
+        return "non_randomized_trial"
+    if pts & CASE_PT:
+        return "case_report"
+    if mh & DIAG_MH:
+        return "diagnostic_accuracy"
+    if "case-control studies" in mh:
+        return "case_control"
+    if "cross-sectional studies" in mh:
+        return "cross_sectional"
+    if mh & COHORT_MH or "observational study" in pts:
+        return "cohort"
+    if pts & REVIEW_PT:
+        return "narrative_review"
+    if mhs and pts:  # indexed, and no design at all: primary research of another kind
+        return "other"
+    return None
+
+
+def design_from_index(citation: Citation) -> str | None:
+    """The design the citation's publication types (and design headings) name, or None when they
+    name none ("Journal Article" only): then the text decides.
+
+    MEDLINE's IndexingMethod (manual / automated / curated) is not carried by ``Citation``;
+    publication types are trusted whenever they name a design."""
+    pts = {p.name.casefold() for p in citation.publication_types or ()}
+    if not pts:
+        return None
+    mhs = (
+        None
+        if citation.mesh_headings is None
+        else {h.descriptor_name.casefold() for h in citation.mesh_headings}
+    )
+    label = label_from_index(pts, mhs)
+    return None if label == "other" else label
+
+
+def human_from_index(citation: Citation) -> bool | None:
+    """True/False from the MeSH check tags Humans / Animals when the citation is indexed."""
+    if not citation.mesh_headings:
+        return None
+    names = {h.descriptor_name.casefold() for h in citation.mesh_headings}
+    if "humans" in names:
+        return True
+    if "animals" in names:
+        return False
+    return None
+
+
+def design_json(citation: Citation, model: DesignModel) -> dict[str, Any]:
+    """The per-record object of ``ebm annotate --file F --json`` (issue 13): ``design`` (from the
+    publication types when they name one, else from the text), ``design_from_text`` (always the
+    classifier's output), ``sample_size`` ({value, sentence} or None) and ``human``."""
+    from extractors.sample_size import extract_sample_size
+
+    text = model.predict(citation.title, citation.abstract_text)
+    from_text = {**text.to_dict(), "source": "text"}
+    indexed = design_from_index(citation)
+    if indexed is not None:
+        design = {
+            "label": indexed,
+            "probability": 1.0,
+            "probabilities": {c: float(c == indexed) for c in model.classes},
+            "source": "publication types",
+        }
+    else:
+        design = from_text
+    size = extract_sample_size(citation.abstract_text)
+    human = human_from_index(citation)
+    if human is None:
+        human = (
+            False
+            if indexed == "animal_or_in_vitro"
+            else human_from(text, citation.title, citation.abstract_text)
+        )
+    return {
+        "pmid": citation.pmid,
+        "design": design,
+        "design_from_text": from_text,
+        "sample_size": None if size is None else size.to_dict(),
+        "human": human,
+    }
 
 
 # --- human or not --------------------------------------------------------------------------

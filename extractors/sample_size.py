@@ -91,12 +91,11 @@ _SUBJECT_ENROLLED = r"\s+(?:\w+\s+){0,4}(?:were|was) (?:enroll|recruit|included)
 _NUMBER_RE = re.compile(NUMBER, re.I)
 _N_EQUALS = re.compile(rf"\b[nN]\s*=\s*({_NUM_DIGITS})")
 
-_RANDOMIZED = re.compile(r"\brandom(?:i[sz]ed|i[sz]ation|ly (?:assigned|allocated|divided)|i[sz]e)", re.I)
+_RANDOMIZED = re.compile(r"\brandom(?:i[sz]ed|i[sz]ation|ly (?:assigned|allocated|divided)|i[sz]e)")
 _ENROLLED = re.compile(
     r"\b(?:enroll?(?:ed|ment)?|recruited|included|entered|participated|took part|studied|"
     r"underwent|received|treated|allocated|assigned|completed|"
     r"were (?:evaluated|investigated|examined|analy[sz]ed))\b",
-    re.I,
 )
 _TOTAL = re.compile(r"\b(?:a total of|total of|overall,?|in total|altogether)\s*$", re.I)
 _BAD_BEFORE = re.compile(
@@ -107,8 +106,9 @@ _BAD_BEFORE = re.compile(
 _BAD_SENTENCE_WORDS = re.compile(
     r"\b(?:screened|assessed for eligibility|excluded|withdr[ae]w|withdrawn|lost to follow|dropped out|"
     r"died|deaths?|discontinued|ineligible|declined|refused|invited|not randomi[sz]ed)\b",
-    re.I,
 )
+# Sentence-level patterns (_RANDOMIZED ... _PLANNED, _SUBSET) are lower case, searched in the
+# lower-cased sentence.
 # A count of people that a study verb or preposition introduces: "in 12 healthy volunteers",
 # "involved 86 patients", "The study included 171 patients", "Participants were 52 families".
 _INTRO_BEFORE = re.compile(
@@ -121,7 +121,6 @@ _STUDY_WORDS = re.compile(
     r"\b(?:study|trial|we|investigat\w*|compar\w*|conduct\w*|perform\w*|evaluat\w*|examin\w*|sample|"
     r"participants|subjects|enroll?\w*|recruit\w*|includ\w*|involv\w*|consist\w*|compris\w*|records?|cohort|"
     r"reviewed|charts)\b",
-    re.I,
 )
 _PER_GROUP = re.compile(
     r"^\s*(?:[\w-]+\s+){0,4}?(?:in (?:both|each) (?:groups?|arms?)|per (?:group|arm)|each)\b", re.I
@@ -131,10 +130,9 @@ _SUBGROUP_AFTER = re.compile(r"^[^.;,]{0,40}?\(\s*\d+(?:\.\d+)?\s*%", re.I)  # "
 _SUBSET = re.compile(
     r"\b(?:completed|finished|analy[sz]ed|evaluable|responded|remained|had|developed|achieved|"
     r"experienced|reported|showed|occurred)\b",
-    re.I,
 )
 _PLANNED = re.compile(
-    r"\b(?:will be|will include|will recruit|will enrol+|aims? to recruit|to be recruited)\b", re.I
+    r"\b(?:will be|will include|will recruit|will enrol+|aims? to recruit|to be recruited)\b"
 )
 _NESTED_BEFORE = re.compile(r"(?:^|[:.]\s*)(?:of|among|from)\s+(?:the|these|all|a total of)?\s*$", re.I)
 _MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
@@ -202,11 +200,12 @@ def _candidates(text: str) -> list[_Candidate]:
     found: list[_Candidate] = []
     late = len(text) * 0.6
     for s_start, sent in _sentences(text):
-        randomized = bool(_RANDOMIZED.search(sent))
-        enrolled = bool(_ENROLLED.search(sent))
-        study = bool(_STUDY_WORDS.search(sent))
-        bad_sentence = bool(_BAD_SENTENCE_WORDS.search(sent))
-        planned = bool(_PLANNED.search(sent))
+        low = sent.lower()  # the sentence-level patterns are lower case and compiled without re.I (slow)
+        randomized = bool(_RANDOMIZED.search(low))
+        enrolled = bool(_ENROLLED.search(low))
+        study = bool(_STUDY_WORDS.search(low))
+        bad_sentence = bool(_BAD_SENTENCE_WORDS.search(low))
+        planned = bool(_PLANNED.search(low))
         in_parens: list[_Candidate] = []
         people: list[_Candidate] = []
         skip_until = -1
@@ -218,7 +217,8 @@ def _candidates(text: str) -> list[_Candidate]:
             if value is None or value < 2 or value > 500000:
                 continue
             before, after = scan[: m.start()], scan[m.end() :]
-            if _BAD_BEFORE.search(before) or _is_year(value, before, after):
+            tail = before[-60:]  # the end-anchored context patterns need no more (and are slow on more)
+            if _BAD_BEFORE.search(tail) or _is_year(value, tail, after):
                 continue
             if re.match(_UNIT_AFTER, after, re.I):
                 continue
@@ -236,12 +236,12 @@ def _candidates(text: str) -> list[_Candidate]:
                 score += 2.0
             if not before.strip() or re.search(r"(?:PARTICIPANTS|PATIENTS|SUBJECTS)\s*:?\s*$", before):
                 score += 2.0  # "37 otherwise healthy children aged 2 to 12 years": a participants section
-            elif _INTRO_BEFORE.search(before) and study:
+            elif _INTRO_BEFORE.search(tail) and study:
                 score += 2.0
-            if _TOTAL.search(before):
+            if _TOTAL.search(tail):
                 score += 2.0
             clause = re.split(r"[,;:(]", after, maxsplit=1)[0][:60]
-            if _RANDOMIZED.search(clause) or re.match(_SUBJECT_ENROLLED, after, re.I):
+            if _RANDOMIZED.search(clause.lower()) or re.match(_SUBJECT_ENROLLED, after, re.I):
                 score += 1.0  # the count is the subject of the randomisation / enrolment
             if bad_sentence:
                 score -= 2.0
@@ -265,12 +265,12 @@ def _candidates(text: str) -> list[_Candidate]:
                 people.append(cand)
         if not people:
             people = in_parens  # "Subjects (128 boys, 21 girls)"
-        if len(people) >= 2 and not bad_sentence and not _SUBSET.search(sent):
+        if len(people) >= 2 and not bad_sentence and not _SUBSET.search(low):
             # Several groups counted in one sentence and no total: their sum is the sample.
             total = sum(c.value for c in people)
             top = max(c.score for c in people)
             found.append(_Candidate(total, top + 0.5, people[0].start, people[-1].end, sent.strip()))
-        groups = [int(g.replace(",", "")) for g in _N_EQUALS.findall(sent)]
+        groups = [parse_number(g) or 0 for g in _N_EQUALS.findall(sent)]
         if groups:
             ns = list(_N_EQUALS.finditer(sent))
             value = sum(groups) if len(groups) > 1 and (randomized or enrolled or study) else groups[0]
@@ -285,7 +285,7 @@ def _candidates(text: str) -> list[_Candidate]:
         in_groups = re.findall(rf"({_NUM_DIGITS}) in the\b", sent)
         if len(in_groups) >= 2 and re.search(r"\bgroups?\b", sent):
             i0 = sent.find(in_groups[0])
-            total = sum(int(g.replace(",", "")) for g in in_groups)
+            total = sum(parse_number(g) or 0 for g in in_groups)
             found.append(_Candidate(total, 4.0, s_start + i0, s_start + i0 + len(in_groups[0]), sent.strip()))
     return found
 

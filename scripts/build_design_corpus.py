@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from ebm.citation import Citation  # noqa: E402
 from ebm.medline.reader import read_citations  # noqa: E402
+from extractors.design import label_from_index  # noqa: E402
 
 SEED = "design-split-2026"
 
@@ -51,94 +52,6 @@ MEDLINE_FILES = (
     "test_current_medline.xml.gz",
     "pubmed-29768149.xml",
 )
-
-RCT_PT = {"randomized controlled trial", "pragmatic clinical trial", "equivalence trial"}
-SR_PT = {"meta-analysis", "systematic review", "network meta-analysis"}
-GUIDE_PT = {
-    "practice guideline",
-    "guideline",
-    "consensus development conference",
-    "consensus development conference, nih",
-}
-NRT_PT = {
-    "controlled clinical trial",
-    "clinical trial",
-    "clinical trial, phase i",
-    "clinical trial, phase ii",
-    "clinical trial, phase iii",
-    "clinical trial, phase iv",
-    "adaptive clinical trial",
-    "non-randomized controlled trial",
-}
-VET_PT = {
-    "randomized controlled trial, veterinary",
-    "clinical trial, veterinary",
-    "observational study, veterinary",
-}
-REVIEW_PT = {
-    "review",
-    "editorial",
-    "letter",
-    "comment",
-    "news",
-    "historical article",
-    "biography",
-    "personal narrative",
-    "interview",
-    "lecture",
-    "introductory journal article",
-}
-CASE_PT = {"case reports"}
-COHORT_MH = {
-    "cohort studies",
-    "prospective studies",
-    "retrospective studies",
-    "longitudinal studies",
-    "follow-up studies",
-}
-DIAG_MH = {
-    "sensitivity and specificity",
-    "roc curve",
-    "predictive value of tests",
-    "false positive reactions",
-    "false negative reactions",
-}
-
-
-def label_from_index(pts: set[str], mhs: set[str] | None) -> str | None:
-    """The design class the indexer's publication types and design headings give, or None.
-
-    Order matters (first match wins): non-human first, then syntheses and guidelines, trials,
-    case reports, then the observational designs from MeSH, reviews and opinion last."""
-    mh = mhs or set()
-    if pts & VET_PT or ("animals" in mh and "humans" not in mh):
-        return "animal_or_in_vitro"
-    if "in vitro techniques" in mh and "humans" not in mh:
-        return "animal_or_in_vitro"
-    if pts & SR_PT:
-        return "systematic_review"
-    if pts & GUIDE_PT:
-        return "guideline"
-    if pts & RCT_PT:
-        return "randomized_controlled_trial"
-    if pts & NRT_PT:
-        return "non_randomized_trial"
-    if pts & CASE_PT:
-        return "case_report"
-    if mh & DIAG_MH:
-        return "diagnostic_accuracy"
-    if "case-control studies" in mh:
-        return "case_control"
-    if "cross-sectional studies" in mh:
-        return "cross_sectional"
-    if mh & COHORT_MH or "observational study" in pts:
-        return "cohort"
-    if pts & REVIEW_PT:
-        return "narrative_review"
-    if mhs and pts:  # indexed, and no design at all: primary research of another kind
-        return "other"
-    return None
-
 
 # Weak title labels for otherwise unlabelled records (training only).
 TITLE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (

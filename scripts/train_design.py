@@ -4,8 +4,8 @@
     python scripts/train_design.py                 # -> ebm/data/models/design.npz
 
 Multinomial logistic regression on sublinear tf-idf word uni/bigrams (+ title words) and the
-hand cue features, balanced class weights; the regularisation C is chosen by 3-fold
-cross-validation on the training split (weighted log loss), the temperature on the same
+hand cue features, balanced class weights; the regularisation C and the cue feature value are
+chosen by 3-fold cross-validation on the training split (weighted log loss), the temperature on the same
 out-of-fold logits, and the log prior from the indexed records of the training split.
 Everything is seeded; the evaluation splits are never read.
 """
@@ -40,7 +40,8 @@ from extractors.design import (  # noqa: E402
 SEED = 13
 MAX_FEATURES = 40000
 MIN_DF = 2
-C_GRID = (4.0, 16.0)
+C_GRID = (1.0, 4.0)
+CUE_GRID = (1.0, 3.0)  # the value of a present cue feature: larger = the cues less regularised
 ABSENT_BIAS = -30.0  # a class with no training record is never predicted
 
 
@@ -70,6 +71,14 @@ def matrix(model: DesignModel, records: list[dict[str, Any]]) -> sparse.csr_matr
         cols.extend(idx.tolist())
         vals.extend(val.tolist())
     return sparse.csr_matrix((vals, (rows, cols)), shape=(len(records), len(model.vocabulary)))
+
+
+def shell_model(vocab: dict[str, int], idf: np.ndarray, cue: float) -> DesignModel:
+    """A model with no weights yet, for its ``vectorize``."""
+    k = len(DESIGN_CLASSES)
+    return DesignModel(
+        DESIGN_CLASSES, vocab, idf, np.zeros((len(vocab), k)), np.zeros(k), 1.0, np.zeros(k), cue
+    )
 
 
 def balanced_weights(y: np.ndarray, k: int) -> np.ndarray:
@@ -109,24 +118,24 @@ def main(argv: list[str] | None = None) -> int:
     y = np.asarray([classes.index(r["label"]) for r in train])
     docs = [text_features(r["title"], r["abstract"]) for r in train]
     vocab, idf = build_vocabulary(docs)
-    shell = DesignModel(classes, vocab, idf, np.zeros((len(vocab), k)), np.zeros(k), 1.0, np.zeros(k))
-    x = matrix(shell, train)
     w = balanced_weights(y, k)
     print(f"{len(train)} training records, {len(vocab)} features", file=sys.stderr)
 
-    folds = list(StratifiedKFold(3, shuffle=True, random_state=SEED).split(x, np.minimum(y, 99)))
-    best: tuple[float, float, np.ndarray] | None = None
-    for c in C_GRID:
-        oof = np.zeros((len(y), k))
-        for tr, te in folds:
-            clf = fit(x[tr], y[tr], w[tr], c)
-            oof[te] = full_logits(clf, x[te], k)
-        loss = weighted_log_loss(oof, y, w, 1.0)
-        print(f"C={c:g}: out-of-fold weighted log loss {loss:.4f}", file=sys.stderr)
-        if best is None or loss < best[0]:
-            best = (loss, c, oof)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=SEED).split(np.zeros(len(y)), y))
+    best: tuple[float, float, float, np.ndarray] | None = None
+    for cue in CUE_GRID:
+        x = matrix(shell_model(vocab, idf, cue), train)
+        for c in C_GRID:
+            oof = np.zeros((len(y), k))
+            for tr, te in folds:
+                clf = fit(x[tr], y[tr], w[tr], c)
+                oof[te] = full_logits(clf, x[te], k)
+            loss = weighted_log_loss(oof, y, w, 1.0)
+            print(f"cue {cue:g}, C={c:g}: out-of-fold weighted log loss {loss:.4f}", file=sys.stderr)
+            if best is None or loss < best[0]:
+                best = (loss, c, cue, oof)
     assert best is not None
-    _, c, oof = best
+    _, c, cue, oof = best
     temps = np.exp(np.linspace(math.log(0.25), math.log(4.0), 41))
     t = float(min(temps, key=lambda t: weighted_log_loss(oof, y, w, float(t))))
 
@@ -134,15 +143,16 @@ def main(argv: list[str] | None = None) -> int:
     prior = np.asarray([indexed.get(cl, 0) + 1.0 for cl in classes])
     log_prior = np.log(prior / prior.sum())
 
-    clf = fit(x, y, w, c)
+    clf = fit(matrix(shell_model(vocab, idf, cue), train), y, w, c)
     weights = np.zeros((len(vocab), k))
     bias = np.full(k, ABSENT_BIAS)
     weights[:, clf.classes_] = clf.coef_.T
     bias[clf.classes_] = clf.intercept_
-    model = DesignModel(classes, vocab, idf, weights, bias, t, log_prior)
+    model = DesignModel(classes, vocab, idf, weights, bias, t, log_prior, cue)
     save_design_model(args.out, model)
     print(
-        f"C={c:g}, temperature {t:.3f}; wrote {args.out} ({args.out.stat().st_size:,} bytes)", file=sys.stderr
+        f"cue {cue:g}, C={c:g}, temperature {t:.3f}; wrote {args.out} ({args.out.stat().st_size:,} bytes)",
+        file=sys.stderr,
     )
     return 0
 

@@ -76,3 +76,17 @@ def test_gold_accuracy_and_coverage_on_the_test_part() -> None:
             correct += r["value"] != "none" and got.value == int(r["value"])
     assert rct_answered / rct >= TEST_RCT_COVERAGE - MARGIN
     assert correct / answered >= TEST_ACCURACY - MARGIN
+
+
+def test_every_bundled_abstract_is_read_without_error() -> None:
+    """All 8,185 bundled citations (odd numbers such as 'n = 13 155' included): a value or None."""
+    from ebm.medline.bundled import iter_bundled
+
+    answered = 0
+    for c in iter_bundled():
+        got = extract_sample_size(c.abstract_text)
+        if got is not None:
+            answered += 1
+            assert got.value >= 2 and c.abstract_text is not None
+            assert got.sentence in c.abstract_text
+    assert answered > 1000
