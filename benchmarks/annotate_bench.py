@@ -31,14 +31,13 @@ from bench_timing import timed  # noqa: E402
 
 from ebm.citation import Citation  # noqa: E402
 from ebm.concepts.annotate import annotate as annotate_concepts  # noqa: E402
-from ebm.concepts.matcher import default_matcher  # noqa: E402
 from ebm.medline import iter_bundled  # noqa: E402
+from ebm.resources import Resources  # noqa: E402
 from extractors.annotate import Annotator  # noqa: E402
 from extractors.evidence import grade_evidence  # noqa: E402
 from extractors.intervention import extract_interventions  # noqa: E402
 from extractors.outcome import extract_outcomes  # noqa: E402
 from extractors.population import extract_population  # noqa: E402
-from extractors.problem_ranker import default_problem_ranker  # noqa: E402
 
 
 def load_citations(n: int) -> list[Citation]:
@@ -56,13 +55,21 @@ def main(argv: list[str] | None = None) -> int:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
 
     t0 = time.perf_counter()
-    annotator = Annotator()
-    ranker = default_problem_ranker()
-    matcher = default_matcher()
+    res = Resources.load()
+    annotator = Annotator(res)
+    ranker, matcher, negation, voc = res.problem_ranker, res.matcher, res.negation, res.vocabulary
+    words, kinds = res.value("population_words"), res.value("problem_kinds")
+    interventions = {
+        "vocabulary": voc,
+        "cues": res.value("intervention_cues"),
+        "kinds": res.value("intervention_kinds"),
+        "terms": res.value("intervention_terms"),
+        "words": words,
+    }
     citations = load_citations(args.n)
     print(f"setup (models, index, {len(citations)} citations): {time.perf_counter() - t0:.1f} s")
-    docs = [annotator.pipeline.process(c) for c in citations]
-    concepts = [annotate_concepts(d, matcher) for d in docs]
+    docs = [res.pipeline.process(c) for c in citations]
+    concepts = [annotate_concepts(d, matcher, negation) for d in docs]
     sentences = sum(len(d.sentences) for d in docs)
     print(f"{len(citations)} citations, {sentences} sentences, {sum(map(len, concepts))} concepts")
     print(f"python {platform.python_version()}, {platform.machine()}, one core, best of {args.repeat}\n")
@@ -70,22 +77,33 @@ def main(argv: list[str] | None = None) -> int:
     prepared = list(zip(citations, docs, concepts, strict=True))
     rows: list[tuple[str, float]] = [
         ("annotate (everything)", timed(annotator.annotate, citations, args.repeat)),
-        ("  text pipeline", timed(annotator.pipeline.process, citations, args.repeat)),
+        ("  text pipeline", timed(res.pipeline.process, citations, args.repeat)),
         (
             "  concepts (matcher, abbreviations, negation)",
-            timed(lambda d: annotate_concepts(d, matcher), docs, args.repeat),
+            timed(lambda d: annotate_concepts(d, matcher, negation), docs, args.repeat),
         ),
-        ("  population", timed(lambda x: extract_population(x[1], x[2]), prepared, args.repeat)),
+        ("  population", timed(lambda x: extract_population(x[1], x[2], words), prepared, args.repeat)),
         # the rules' problems in three scopes and the learned primary problem
-        ("  problems", timed(lambda x: ranker.primary(x[1], x[2]), prepared, args.repeat)),
-        ("  interventions", timed(lambda x: extract_interventions(x[1], x[2]), prepared, args.repeat)),
+        (
+            "  problems",
+            timed(lambda x: ranker.primary(x[1], x[2], vocabulary=voc, kinds=kinds), prepared, args.repeat),
+        ),
+        (
+            "  interventions",
+            timed(lambda x: extract_interventions(x[1], x[2], **interventions), prepared, args.repeat),
+        ),
         (
             "  outcomes",
             timed(
-                lambda x: extract_outcomes(x[1], x[2], model=annotator.outcome_model), prepared, args.repeat
+                lambda x: extract_outcomes(x[1], x[2], model=res.outcome_model, cues=res.outcome_cues),
+                prepared,
+                args.repeat,
             ),
         ),
-        ("  evidence", timed(lambda x: grade_evidence(x[0], annotator.rules), prepared, args.repeat)),
+        (
+            "  evidence",
+            timed(lambda x: grade_evidence(x[0], res.value("study_types"), voc), prepared, args.repeat),
+        ),
         (
             "reference: concept matcher alone",
             timed(lambda d: [matcher.match(s.text) for s in d.sentences], docs, args.repeat),

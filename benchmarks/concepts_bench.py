@@ -52,23 +52,22 @@ def load_texts(n: int) -> list[tuple[str, str, str]]:
 def worker(kind: str, index: Path, n: int, threshold: float) -> dict:
     texts = load_texts(n)
     t_cpu, t_wall = time.process_time(), time.perf_counter()
+    from ebm.resources import Resources
+
+    res = Resources.load(index_dir=index)
     if kind == "quickumls":
         from ebm.concepts.matcher import QuickUMLSMatcher
 
-        matcher = QuickUMLSMatcher(index, threshold=threshold)
+        matcher = QuickUMLSMatcher(index, res.value("concept_stoplist"), res.stopwords, threshold=threshold)
     else:
-        from ebm.concepts.matcher import DictionaryMatcher
-
-        matcher = DictionaryMatcher(index)
+        matcher = res.dictionary_matcher(index)
     pipeline = None
     if kind == "annotate":
         from ebm.citation import AbstractSection, Citation
         from ebm.concepts.annotate import annotate
-        from ebm.text.negation import default_detector
-        from ebm.text.pipeline import TextPipeline
 
-        pipeline = TextPipeline()
-        negation = default_detector()
+        pipeline = res.pipeline
+        negation = res.negation
         citations = [Citation(pmid=p, title=t, abstract=(AbstractSection(a),)) for p, t, a in texts]
     load_cpu, load_wall = time.process_time() - t_cpu, time.perf_counter() - t_wall
     n_matches = 0
@@ -119,7 +118,12 @@ def build(index: Path) -> dict:
     from ebm.concepts.index import build_mesh_index
 
     t_cpu, t_wall = time.process_time(), time.perf_counter()
-    stats = build_mesh_index(index, with_quickumls=True)
+    from ebm.resources import Resources
+
+    res = Resources.load(index_dir=index)
+    stats = build_mesh_index(
+        index, res.vocabulary, res.value("semantic_groups"), res.stopwords, with_quickumls=True
+    )
     cpu, wall = time.process_time() - t_cpu, time.perf_counter() - t_wall
 
     def size(p: Path) -> float:

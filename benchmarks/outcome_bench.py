@@ -32,10 +32,11 @@ from bench_timing import timed  # noqa: E402
 
 from ebm.citation import Citation  # noqa: E402
 from ebm.medline.bundled import iter_bundled  # noqa: E402
+from ebm.resources import shipped_rules_dir  # noqa: E402
 from ebm.text.document import Document  # noqa: E402
 from ebm.text.pipeline import TextPipeline  # noqa: E402
-from extractors.outcome import load_model  # noqa: E402
-from extractors.outcome_cues import CueTable  # noqa: E402
+from extractors.outcome import load_model, shipped_model_path  # noqa: E402
+from extractors.outcome_cues import CueTable, read_cues  # noqa: E402
 from extractors.outcome_features import tokenize, words  # noqa: E402
 
 
@@ -59,10 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     loads = []
     for _ in range(5):
         t0 = time.perf_counter()
-        model = load_model()
-        cues = CueTable()
+        model = load_model(shipped_model_path())
+        table = shipped_rules_dir() / "outcome_cues.tsv"
+        cues = CueTable(read_cues(table), table)
         loads.append(time.perf_counter() - t0)
-    model.cues = cues
     print(
         f"{len(docs)} bundled abstracts, {n_sent:.1f} sentences each (title included); "
         f"Python {platform.python_version()}, {os.cpu_count()} CPUs (one used)"
@@ -80,18 +81,20 @@ def main(argv: list[str] | None = None) -> int:
             model.ngram.ngram_probability(w)
 
     rows: list[tuple[str, Callable[[Any], object], Sequence[Any]]] = [
-        ("OutcomeModel.score, no concepts (total)", model.score, docs),
+        ("OutcomeModel.score, no concepts (total)", lambda d: model.score(d, cues), docs),
         ("  part: cue classifier", cue_only, docs),
         ("  part: tokens + unigram and n-gram naive Bayes", nb_only, docs),
         ("reference: TextPipeline.process", pipe.process, cits),
     ]
     if args.concepts:
-        from ebm.concepts import annotate, default_matcher
+        from ebm.concepts import annotate
+        from ebm.resources import Resources
 
-        matcher = default_matcher()
-        ann = {id(d): annotate(d, matcher) for d in docs}
-        rows.append(("OutcomeModel.score with concepts", lambda d: model.score(d, ann[id(d)]), docs))
-        rows.append(("reference: concept annotation", lambda d: annotate(d, matcher), docs))
+        res = Resources.load()
+        matcher, negation = res.matcher, res.negation
+        ann = {id(d): annotate(d, matcher, negation) for d in docs}
+        rows.append(("OutcomeModel.score with concepts", lambda d: model.score(d, cues, ann[id(d)]), docs))
+        rows.append(("reference: concept annotation", lambda d: annotate(d, matcher, negation), docs))
 
     print("\n| step | ms per abstract | abstracts/s |\n|---|---|---|")
     for name, fn, items in rows:

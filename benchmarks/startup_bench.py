@@ -7,7 +7,7 @@ Commands (each a new process, ``python -m ebm ...`` = the ``ebm`` script):
 - ``ebm --help``; ``ebm corpus stats`` (the default store of the bundled corpus, built once
   before timing), and the same through ``build_parser()`` with every subcommand module
   imported (what ``ebm`` did before it imported only the named one);
-- ``ebm rules check`` and ``load_rules()`` in three states of the data directory:
+- ``ebm rules check`` and ``Resources.load()`` in three states of the data directory:
   *cold* (a new EBM_HOME: no cached MeSH term index, no remembered passes: the old path plus
   writing the cache), *index cached* (term index cached, every table validated again), *warm*
   (both cached: the usual case).
@@ -47,7 +47,7 @@ from bench_timing import call_times
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 
-LOAD_RULES = "from ebm.rules import load_rules; load_rules()"
+LOAD_RULES = "from ebm.resources import Resources; Resources.load()"
 EAGER_STATS = (
     "import sys; from ebm.cli import build_parser; "
     "a = build_parser().parse_args(['corpus', 'stats']); sys.exit(a.func(a))"
@@ -127,7 +127,7 @@ def processes(repeat: int, before_rev: str | None) -> None:
         slow = max(3, repeat // 2)
         for label, argv in (
             ("ebm rules check", [PY, "-m", "ebm", "rules", "check"]),
-            ("load_rules()", [PY, "-c", LOAD_RULES]),
+            ("Resources.load()", [PY, "-c", LOAD_RULES]),
         ):
             row(f"{label}, cold", time_process(argv, env, slow, before=cold), ref)
             row(f"{label}, term index cached", time_process(argv, env, slow, before=index_only), ref)
@@ -150,7 +150,7 @@ def processes(repeat: int, before_rev: str | None) -> None:
                 ("ebm --help", [PY, "-m", "ebm", "--help"]),
                 ("ebm corpus stats", [PY, "-m", "ebm", "corpus", "stats"]),
                 ("ebm rules check", [PY, "-m", "ebm", "rules", "check"]),
-                ("load_rules()", [PY, "-c", LOAD_RULES]),
+                ("Resources.load()", [PY, "-c", LOAD_RULES]),
             ):
                 n = repeat if "rules" not in label else max(3, repeat // 2)
                 row(f"{label}, before", time_process(argv, old_env, n, cwd=old), ref)

@@ -3,8 +3,9 @@
 Annotating a citation (text pipeline, concepts, every extractor) is the slow step of
 ``ebm ask``; its result depends only on the citation and on the annotator's configuration.
 Entries are keyed by PMID and an annotator *version*: a digest of everything that can change
-an annotation (the ebm version, the source of the text/concept/extractor code, the rule
-tables, the concept index's build metadata and the outcome model's weights). Each entry also
+an annotation (the ebm version, the source of the text/concept/extractor code, and
+``Resources.digest`` of the annotation's consumers: exactly the rule tables the matcher,
+negation and extractors read, the concept index's build metadata and the models). Each entry also
 stores a digest of the citation it was made from, so a re-ingested, changed record is
 annotated again. A version change simply misses: stale entries are never read, and
 ``prune()`` drops them.
@@ -26,17 +27,14 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import ebm
 from ebm.citation import Citation
-from ebm.concepts.matcher import ConceptMatcher
 from ebm.errors import DataError
 from ebm.paths import data_dir
-from ebm.rules import RuleSet
-from extractors.annotate import Annotation, Annotator
-from extractors.outcome import OutcomeModel
-from extractors.problem_ranker import ProblemRanker
+from ebm.resources import Resources
+from ebm.rules.registry import ANNOTATION
+from extractors.annotate import Annotation
 
 CACHE_FILE = "annotations.sqlite"
 # Code whose change can change an annotation: its source is part of the version.
@@ -68,36 +66,17 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
-def _dir_digest(h: Any, directory: Path) -> None:
-    for f in sorted(directory.iterdir()):
-        if f.is_file() and f.suffix in (".tsv", ".toml", ".txt"):
-            h.update(f.name.encode())
-            h.update(f.read_bytes())
-
-
-def annotator_version(
-    matcher: ConceptMatcher, outcome_model: OutcomeModel, rules: RuleSet, problem_ranker: ProblemRanker
-) -> str:
-    """A digest of everything an annotation depends on besides the citation: the parts of an
-    ``Annotator`` (given separately, so a warm cache needs no text pipeline loaded)."""
-    from ebm.paths import rules_dir
-
+def annotation_version(resources: Resources) -> str:
+    """A digest of everything an annotation depends on besides the citation: the ebm version,
+    the annotating code, and exactly the resources an ``Annotator`` reads
+    (``Resources.digest(ANNOTATION)``: the matcher's, negation's and extractors' tables, the
+    models and the index), so editing a scoring or query table keeps the cache, editing an
+    extractor table does not. Needs no text pipeline loaded."""
     h = hashlib.sha256()
     h.update(f"ebm {ebm.__version__}".encode())
     h.update(code_digest().encode())
-    _dir_digest(h, rules_dir())  # the extractors' cue tables, stoplists, ...
-    _dir_digest(h, Path(rules.directory))  # study types -> evidence grade
-    h.update(str(getattr(matcher, "name", type(matcher).__name__)).encode())
-    h.update(json.dumps(getattr(matcher, "meta", None), sort_keys=True, default=str).encode())
-    h.update(json.dumps(outcome_model.to_json(), sort_keys=True, default=str).encode())
-    h.update(json.dumps(problem_ranker.to_json(), sort_keys=True, default=str).encode())
+    h.update(resources.digest(ANNOTATION).encode())
     return h.hexdigest()[:32]
-
-
-def version_of(annotator: Annotator) -> str:
-    return annotator_version(
-        annotator.matcher, annotator.outcome_model, annotator.rules, annotator.problem_ranker
-    )
 
 
 class AnnotationCache:

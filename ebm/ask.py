@@ -33,7 +33,6 @@ from ebm.frame import Frame
 from ebm.frame_concepts import FrameConcepts, frame_concepts
 from ebm.mesh import MeshVocabulary
 from ebm.query import Retrieval, retrieve
-from ebm.rules import RuleSet
 from ebm.scoring.combine import ALPHA
 from ebm.scoring.ebm_score import EbmScore, ScoringConfig, Weights, score_citation
 from ebm.scoring.lexical import LexicalScore, lexical_scores
@@ -53,6 +52,7 @@ from ebm.source import CitationSource
 
 if TYPE_CHECKING:
     from ebm.concepts.matcher import ConceptMatcher
+    from ebm.resources import Resources
     from extractors.annotate import Annotation, Annotator
 
 __all__ = ["RANKERS", "AskConfig", "AskResult", "Explanation", "Pipeline", "ask"]
@@ -192,6 +192,25 @@ class Explanation:
         return d
 
 
+_LOADED: dict[tuple[str, str], Resources] = {}
+
+
+def default_resources(rules: Path | None) -> Resources:
+    """The ``Resources`` of ``rules`` (default: shipped) for ``AskConfig``'s entry points, loaded
+    once per process and rules directory; tables edited on disk are loaded (and validated) anew."""
+    from ebm.resources import Resources, shipped_rules_dir
+
+    d = Path(rules) if rules is not None else shipped_rules_dir()
+    if not d.is_dir():
+        raise InputError(f"rules directory not found: {d}")
+    files = sorted(f for f in d.iterdir() if f.is_file())
+    stamp = "|".join(f"{f.name}:{f.stat().st_mtime_ns}:{f.stat().st_size}" for f in files)
+    key = (str(d.resolve()), stamp)
+    if key not in _LOADED:
+        _LOADED[key] = Resources.load(d)
+    return _LOADED[key]
+
+
 def retrieval_scores(ranked: Sequence[str], scores: dict[str, float | None] | None) -> list[float]:
     """The retrieval score of each candidate (in retrieval order): the source's score when it
     gave one (a hit without a text score ranks after all scored ones: 0), else from the rank
@@ -210,25 +229,30 @@ class Pipeline:
         config: AskConfig | None = None,
         *,
         source: CitationSource | None = None,
-        rules: RuleSet | None = None,
-        matcher: ConceptMatcher | None = None,
+        resources: Resources | None = None,
         annotator: Annotator | None = None,
-        vocabulary: MeshVocabulary | None = None,
     ) -> None:
-        from ebm.mesh import mesh
-        from ebm.rules import load_rules
-
+        """``resources``: the rules directory's tables, vocabulary and models (default: the
+        annotator's, else ``default_resources(config.rules)``, validated now: a broken table
+        stops here)."""
         self.config = config or AskConfig()
-        self.vocabulary = vocabulary or mesh()
-        self.rules = rules or load_rules(self.config.rules)
+        if resources is None and annotator is not None and self.config.rules is None:
+            resources = annotator.resources  # the annotator's own, already loaded
+        if resources is None:
+            resources = default_resources(self.config.rules)
+        self.resources = resources
+        self.rules = resources.rules
         self.ranker_settings = self.config.ranker_settings()
         self._source = source
         self._owns_source = source is None
-        self._matcher = matcher or (annotator.matcher if annotator is not None else None)
         self._annotator = annotator
         self._cache: Any = None
 
     # --- resources, opened on first use -------------------------------------------------------
+
+    @property
+    def vocabulary(self) -> MeshVocabulary:
+        return self.resources.vocabulary
 
     @property
     def source(self) -> CitationSource:
@@ -245,11 +269,7 @@ class Pipeline:
 
     @property
     def matcher(self) -> ConceptMatcher:
-        if self._matcher is None:
-            from ebm.concepts.matcher import default_matcher
-
-            self._matcher = default_matcher()
-        return self._matcher
+        return self.resources.matcher
 
     @property
     def annotator(self) -> Annotator:
@@ -258,25 +278,16 @@ class Pipeline:
         if self._annotator is None:
             from extractors.annotate import Annotator
 
-            self._annotator = Annotator(matcher=self.matcher, rules=self.rules)
+            self._annotator = Annotator(self.resources)
         return self._annotator
 
     @property
     def cache(self) -> Any:  # AnnotationCache | None
         if self._cache is None and self.config.cache:
-            from ebm.annotation_cache import AnnotationCache, annotator_version, default_cache_path
-            from extractors.outcome import default_model
-            from extractors.problem_ranker import default_problem_ranker
+            from ebm.annotation_cache import AnnotationCache, annotation_version, default_cache_path
 
-            if self._annotator is not None:
-                a = self._annotator
-                version = annotator_version(a.matcher, a.outcome_model, a.rules, a.problem_ranker)
-            else:  # the annotator this pipeline would build, without building it
-                version = annotator_version(
-                    self.matcher, default_model(), self.rules, default_problem_ranker()
-                )
             path = self.config.cache_path or default_cache_path()
-            self._cache = AnnotationCache(path, version)
+            self._cache = AnnotationCache(path, annotation_version(self.resources))
         return self._cache
 
     def close(self) -> None:

@@ -153,15 +153,9 @@ def slot_concepts(
     return SlotValue(slot, value, tuple(unique), tuple(dropped))
 
 
-def frame_concepts(
-    frame: Frame, matcher: ConceptMatcher, vocabulary: MeshVocabulary | None = None
-) -> FrameConcepts:
+def frame_concepts(frame: Frame, matcher: ConceptMatcher, vocabulary: MeshVocabulary) -> FrameConcepts:
     """Map every slot of ``frame`` to concepts with ``matcher`` (the abstracts' matcher);
-    ``vocabulary`` (default: the shipped MeSH) tells category roots."""
-    if vocabulary is None:
-        from ebm.mesh import mesh
-
-        vocabulary = mesh()
+    ``vocabulary`` tells category roots."""
 
     def one(slot: str, value: str) -> SlotValue:
         return slot_concepts(slot, value, matcher, vocabulary)

@@ -260,18 +260,16 @@ def build_query(
     frame: Frame,
     settings: Settings = Settings(),
     *,
-    rules: RuleSet | None = None,
+    rules: RuleSet,
     dialect: str = "local",
-    vocabulary: MeshVocabulary | None = None,
+    vocabulary: MeshVocabulary,
 ) -> str | None:
-    """The query for ``frame`` under ``settings``; None when no slot is left to search."""
-    from ebm.mesh import mesh
-    from ebm.rules import load_rules
-
+    """The query for ``frame`` under ``settings``; None when no slot is left to search
+    (``rules``, ``vocabulary``: from ``ebm.resources.Resources``)."""
     if dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r} (one of {', '.join(DIALECTS)})")
-    voc = vocabulary or mesh()
-    rs = rules or load_rules()
+    voc = vocabulary
+    rs = rules
     if settings.any_term:
         return any_term_query(frame, voc)
     slots: list[str] = []
@@ -325,9 +323,9 @@ def any_term_query(frame: Frame, vocabulary: MeshVocabulary) -> str | None:
 def formulate(
     frame: Frame,
     *,
-    rules: RuleSet | None = None,
+    rules: RuleSet,
     dialect: str = "local",
-    vocabulary: MeshVocabulary | None = None,
+    vocabulary: MeshVocabulary,
 ) -> str:
     """The first, strictest query for ``frame``."""
     q = build_query(frame, rules=rules, dialect=dialect, vocabulary=vocabulary)
@@ -339,9 +337,9 @@ def formulate(
 def ladder(
     frame: Frame,
     *,
-    rules: RuleSet | None = None,
+    rules: RuleSet,
     dialect: str = "local",
-    vocabulary: MeshVocabulary | None = None,
+    vocabulary: MeshVocabulary,
 ) -> list[tuple[str, tuple[str, ...]]]:
     """(query, relaxations used) from strictest to loosest; steps that change nothing are skipped."""
     settings = Settings()
@@ -394,9 +392,9 @@ def retrieve(
     min_hits: int = 20,
     limit: int = 50,
     *,
-    rules: RuleSet | None = None,
+    rules: RuleSet,
     sort: Sort = "relevance",
-    vocabulary: MeshVocabulary | None = None,
+    vocabulary: MeshVocabulary,
     dialect: str | None = None,
 ) -> Retrieval:
     """Search ``source`` for ``frame``, relaxing the query until ``min_hits`` citations come back.
@@ -410,10 +408,6 @@ def retrieve(
     """
     if dialect is None:
         dialect = "pubmed" if getattr(source, "name", "") == "pubmed" else "local"
-    if vocabulary is None:  # as build_query does
-        from ebm.mesh import mesh
-
-        vocabulary = mesh()
     attempts: list[Attempt] = []
     best: tuple[int, str, tuple[str, ...], SearchResult] | None = None
     refused: EbmError | None = None

@@ -1,31 +1,27 @@
 """Run every extractor over one citation: ``Annotator.annotate(citation) -> Annotation``.
 
-The pipeline is explicit: an ``Annotator`` holds the text pipeline, the concept matcher, the
-outcome model and the rule tables it was configured with, so tests and ``--rules DIR`` can
-swap any of them.
+The pipeline is explicit: an ``Annotator`` holds the ``Resources`` of one rules directory
+(text pipeline, concept matcher, negation, models and every rule table) and passes each
+extractor exactly the pieces it reads, so ``--rules DIR`` reaches every table.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ebm.citation import Citation
 from ebm.concepts.annotate import Concept
 from ebm.concepts.annotate import annotate as annotate_concepts
-from ebm.concepts.matcher import ConceptMatcher, default_matcher
-from ebm.rules import RuleSet, load_rules
 from ebm.text.document import Document
 from extractors.candidate import Candidate
 from extractors.evidence import Evidence, grade_evidence
 from extractors.intervention import extract_interventions
-from extractors.outcome import OutcomeCandidate, OutcomeModel, default_model, extract_outcomes
+from extractors.outcome import OutcomeCandidate, extract_outcomes
 from extractors.population import extract_population
-from extractors.problem_ranker import ProblemRanker, default_problem_ranker
 
-if TYPE_CHECKING:  # the text pipeline imports spaCy: only an Annotator needs it, not an Annotation
-    from ebm.text.pipeline import TextPipeline
+if TYPE_CHECKING:
+    from ebm.resources import Resources
 
 
 @dataclass
@@ -73,56 +69,51 @@ class Annotation:
 
 
 class Annotator:
-    def __init__(
-        self,
-        pipeline: TextPipeline | None = None,
-        matcher: ConceptMatcher | None = None,
-        outcome_model: OutcomeModel | None = None,
-        rules: RuleSet | None = None,
-        problem_ranker: ProblemRanker | None = None,
-    ) -> None:
-        if pipeline is None:
-            from ebm.text.pipeline import default_pipeline
+    """Every extractor with the resources of one rules directory (``ebm.resources``)."""
 
-            pipeline = default_pipeline()
-        self.pipeline = pipeline
-        self.matcher = matcher or default_matcher()
-        self.outcome_model = outcome_model or default_model()
-        self.rules = rules or load_rules()
-        self.problem_ranker = problem_ranker or default_problem_ranker()
+    def __init__(self, resources: Resources) -> None:
+        self.resources = resources
+
+    @property
+    def matcher(self) -> Any:  # the ConceptMatcher frames are matched with too
+        return self.resources.matcher
 
     def annotate(self, citation: Citation) -> Annotation:
         """Every extractor over the citation's title and abstract (either may be missing: a
         citation without text gets empty lists and whatever its metadata says about evidence)."""
-        doc = self.pipeline.process(citation)
-        concepts = annotate_concepts(doc, self.matcher)
-        problems, primary = self.problem_ranker.primary(doc, concepts)
-        interventions = extract_interventions(doc, concepts)
+        r = self.resources
+        voc = r.vocabulary
+        doc = r.pipeline.process(citation)
+        concepts = annotate_concepts(doc, r.matcher, r.negation)
+        problems, primary = r.problem_ranker.primary(
+            doc, concepts, vocabulary=voc, kinds=r.value("problem_kinds")
+        )
+        words = r.value("population_words")
+        interventions = extract_interventions(
+            doc,
+            concepts,
+            vocabulary=voc,
+            cues=r.value("intervention_cues"),
+            kinds=r.value("intervention_kinds"),
+            terms=r.value("intervention_terms"),
+            words=words,
+        )
         outcomes = extract_outcomes(
             doc,
             concepts,
             primary_problem=primary.concepts[0] if primary else None,
             interventions=[i.concepts[0] for i in interventions[:5] if i.concepts],
-            model=self.outcome_model,
+            model=r.outcome_model,
+            cues=r.outcome_cues,
         )
         return Annotation(
             citation=citation,
             document=doc,
             concepts=concepts,
-            population=extract_population(doc, concepts),
+            population=extract_population(doc, concepts, words),
             problems=problems,
             interventions=interventions,
             outcomes=outcomes,
-            evidence=grade_evidence(citation, self.rules),
+            evidence=grade_evidence(citation, r.value("study_types"), voc),
             primary=primary,
         )
-
-
-@cache
-def default_annotator() -> Annotator:
-    return Annotator()
-
-
-def annotate(citation: Citation) -> Annotation:
-    """All extractors over ``citation`` with the default configuration."""
-    return default_annotator().annotate(citation)

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from ebm.errors import InputError
-from ebm.rules.table import choice, load, number, text
+from ebm.rules.table import Table, choice, load, number, text
 
 PLACES = ("sentence", "before", "after", "outcome")
 CUE_COLUMNS = (
@@ -57,7 +57,11 @@ def _pattern(phrase: str, where: str) -> re.Pattern[str]:
 
 def load_weighted_cues(path: Path) -> list[WeightedCue]:
     """The cues of a table; ``InputError`` naming file and line for a bad row."""
-    table = load(path, CUE_COLUMNS)
+    return weighted_cues_from_table(load(path, CUE_COLUMNS))
+
+
+def weighted_cues_from_table(table: Table) -> list[WeightedCue]:
+    path = table.path
     cues: list[WeightedCue] = []
     for row in table:
         phrase = row["phrase"]

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ebm.citation import Citation
-from ebm.rules import RuleSet, load_rules
+from ebm.mesh import MeshVocabulary
+from ebm.rules.tables import StudyTypes
 
 
 @dataclass(frozen=True)
@@ -30,11 +31,12 @@ class Evidence:
         }
 
 
-def grade_evidence(citation: Citation, rules: RuleSet | None = None) -> Evidence:
-    rules = rules or load_rules()
+def grade_evidence(citation: Citation, study_types: StudyTypes, vocabulary: MeshVocabulary) -> Evidence:
+    """The grade and study class from rules/study_types.tsv, names resolved in ``vocabulary``:
+    the one evidence grade annotate, ask, explain and the web card show."""
     if citation.publication_types is None and citation.mesh_headings is None:
         return Evidence(None, None, 0.0, ("no publication types or MeSH headings: grade unknown",))
-    found = rules.study_types.classify(citation)
+    found = study_types.classify(citation, vocabulary)
     reasons: list[str] = []
     if found.study_row is not None:
         r = found.study_row

@@ -33,18 +33,17 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 from ebm.concepts.annotate import Concept
 from ebm.errors import InputError
-from ebm.mesh import MeshVocabulary, mesh
-from ebm.paths import rules_dir
-from ebm.rules.table import choice, load, number, text
+from ebm.mesh import MeshVocabulary
+from ebm.rules.table import Table, choice, load, number, text
 from ebm.text.document import Document, Sentence
 from extractors.candidate import Candidate
-from extractors.cues import CueSet, WeightedCue, cue_set, load_weighted_cues
-from extractors.tree_weights import TreeWeights, load_tree_weights
+from extractors.cues import CueSet, WeightedCue, cue_set
+from extractors.population import PopulationWords
+from extractors.tree_weights import TreeWeights
 
 # Concepts without MeSH trees (UMLS CUIs) are interventions by semantic group.
 INTERVENTION_GROUPS = ("CHEM", "PROC", "DEVI")
@@ -78,16 +77,6 @@ POSITION_WEIGHTS: dict[str, float] = {
     "methods": 0.5,
     "other section": 0.3,
 }
-
-
-@cache
-def default_kinds() -> TreeWeights:
-    return load_tree_weights(rules_dir() / "intervention_kinds.tsv", default=0.0)
-
-
-@cache
-def intervention_cues(path: Path | None = None) -> list[WeightedCue]:
-    return load_weighted_cues(path or rules_dir() / "intervention_cues.tsv")
 
 
 TERM_KINDS = ("stem", "word", "head")
@@ -149,7 +138,11 @@ class InterventionTerms:
 
 def load_intervention_terms(path: Path) -> InterventionTerms:
     """Read a terms table; ``InputError`` with file and line for a malformed row."""
-    table = load(path, TERM_COLUMNS)
+    return intervention_terms_from_table(load(path, TERM_COLUMNS))
+
+
+def intervention_terms_from_table(table: Table) -> InterventionTerms:
+    path = table.path
     stems: list[tuple[str, float]] = []
     words: dict[tuple[str, ...], float] = {}
     heads: dict[str, float] = {}
@@ -169,11 +162,6 @@ def load_intervention_terms(path: Path) -> InterventionTerms:
             heads[term] = row["weight"]
     stems.sort(key=lambda x: -len(x[0]))
     return InterventionTerms(tuple(stems), words, heads)
-
-
-@cache
-def default_terms() -> InterventionTerms:
-    return load_intervention_terms(rules_dir() / "intervention_terms.tsv")
 
 
 @dataclass(frozen=True)
@@ -248,6 +236,7 @@ def _phrase_mentions(
     after: CueSet,
     terms: InterventionTerms,
     covered: set[int],
+    population_words: PopulationWords,
     foreign: frozenset[int] = frozenset(),
 ) -> list[Mention]:
     """Phrases right after a ``before`` cue or right before an ``after`` cue that no concept covers
@@ -271,7 +260,11 @@ def _phrase_mentions(
             if where == "head":
                 j = bisect.bisect_left(starts, s.start + m_end, s.token_start, s.token_end)
                 i = j - 1
-                while i > s.token_start and j - i < MAX_PHRASE and _phrase_word(toks[i - 1].text):
+                while (
+                    i > s.token_start
+                    and j - i < MAX_PHRASE
+                    and _phrase_word(toks[i - 1].text, population_words)
+                ):
                     i -= 1
             elif where == "before":
                 i = bisect.bisect_left(starts, s.start + m_end, s.token_start, s.token_end)
@@ -280,12 +273,16 @@ def _phrase_mentions(
                     i += 1
                     skipped += 1
                 j = i
-                while j < s.token_end and j - i < MAX_PHRASE and _phrase_word(toks[j].text):
+                while j < s.token_end and j - i < MAX_PHRASE and _phrase_word(toks[j].text, population_words):
                     j += 1
             else:
                 j = bisect.bisect_left(starts, s.start + m_start, s.token_start, s.token_end)
                 i = j
-                while i > s.token_start and j - i < MAX_PHRASE and _phrase_word(toks[i - 1].text):
+                while (
+                    i > s.token_start
+                    and j - i < MAX_PHRASE
+                    and _phrase_word(toks[i - 1].text, population_words)
+                ):
                     i -= 1
             while i < j and (toks[i].text.casefold() in _PHRASE_SKIP or toks[i].text.isdigit()):
                 i += 1  # "the postconditioning group", "2 tobacco use cessation interventions"
@@ -298,7 +295,9 @@ def _phrase_mentions(
             if all(k in foreign for k in range(i, j)):
                 continue  # "the ASD group": a disorder or persons, not what they received
             if all(
-                p in _measures() or not p.isalpha() for w in words for p in re.split(r"[/-]", w.casefold())
+                p in population_words.measures or not p.isalpha()
+                for w in words
+                for p in re.split(r"[/-]", w.casefold())
             ):
                 continue  # "3 Gy/fraction": a measure
             stem = next((x for w in words if (x := terms.stem(w))), None)
@@ -366,24 +365,9 @@ def _skipped_first(token: str) -> bool:
     return token.casefold() in _PHRASE_SKIP or token.isdigit()
 
 
-@cache
-def _measures() -> frozenset[str]:
-    from extractors.population import load_population_words
-
-    return load_population_words().measures
-
-
-def _phrase_word(token: str) -> bool:
+def _phrase_word(token: str, words: PopulationWords) -> bool:
     t = token.casefold()
-    return t not in _PHRASE_STOP and t not in _participants() and any(ch.isalpha() for ch in t)
-
-
-@cache
-def _participants() -> frozenset[str]:
-    """Participant nouns end a phrase: "X in patients with ..." names no intervention after X."""
-    from extractors.population import load_population_words
-
-    return load_population_words().participants
+    return t not in _PHRASE_STOP and t not in words.participants and any(ch.isalpha() for ch in t)
 
 
 def position_class(sentence: Sentence) -> str:
@@ -430,16 +414,19 @@ def _mention_cue(doc: Document, c: Mention, before: CueSet, after: CueSet) -> We
 def extract_interventions(
     doc: Document,
     concepts: list[Concept],
-    vocabulary: MeshVocabulary | None = None,
-    cues: list[WeightedCue] | None = None,
-    kinds: TreeWeights | None = None,
-    terms: InterventionTerms | None = None,
+    *,
+    vocabulary: MeshVocabulary,
+    cues: list[WeightedCue],
+    kinds: TreeWeights,
+    terms: InterventionTerms,
+    words: PopulationWords,
 ) -> list[Candidate]:
-    """All interventions under study, best first; each candidate's span is its best mention."""
-    voc = vocabulary or mesh()
-    cues = intervention_cues() if cues is None else cues
-    kinds = kinds or default_kinds()
-    terms = terms or default_terms()
+    """All interventions under study, best first; each candidate's span is its best mention.
+
+    ``cues``, ``kinds``, ``terms``: rules/intervention_cues.tsv, intervention_kinds.tsv and
+    intervention_terms.tsv; ``words``: rules/population_words.tsv (participants end a phrase,
+    measures are not interventions)."""
+    voc = vocabulary
     whole = cue_set(tuple(c for c in cues if c.where == "sentence"))
     before = cue_set(tuple(c for c in cues if c.where == "before"))
     after = cue_set(tuple(c for c in cues if c.where == "after"))
@@ -456,7 +443,7 @@ def extract_interventions(
         if any(g in c.groups for g in FOREIGN_GROUPS) and not any(g in c.groups for g in INTERVENTION_GROUPS)
         for k in range(c.token_start, c.token_end)
     )
-    mentions += _recurring(doc, _phrase_mentions(doc, before, after, terms, taken, foreign), taken)
+    mentions += _recurring(doc, _phrase_mentions(doc, before, after, terms, taken, words, foreign), taken)
     sentence_cue: dict[int, WeightedCue | None] = {}
     totals: dict[str, float] = {}
     best: dict[str, tuple[float, Mention]] = {}

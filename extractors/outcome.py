@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cached_property
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from ebm.errors import DataError
 from ebm.paths import package_data
 from ebm.text.document import Document
 from extractors.model_file import load_json_gz, save_json_gz, sigmoid
-from extractors.outcome_cues import CueMatch, CueTable, default_cues
+from extractors.outcome_cues import CueMatch, CueTable
 from extractors.outcome_features import (
     ConceptLike,
     abstract_length,
@@ -161,7 +161,6 @@ class OutcomeModel:
     semantic: NaiveBayes | None = None
     stack_semantic: Stacker | None = None  # over all six, when trained with concepts
     meta: dict[str, Any] = field(default_factory=dict)
-    cues: CueTable | None = None  # None: the shipped rules table
 
     # --- scoring ---------------------------------------------------------------------------
 
@@ -171,12 +170,13 @@ class OutcomeModel:
     def base_scores(
         self,
         doc: Document,
+        cues: CueTable,
         concepts: Iterable[ConceptLike] | None = None,
         primary_problem: str | None = None,
         interventions: Iterable[str] = (),
     ) -> list[tuple[dict[str, float], str, list[CueMatch]]]:
-        """Per sentence: the base classifiers' scores, the position key and the cues found."""
-        cues = self.cues or default_cues()
+        """Per sentence: the base classifiers' scores, the position key and the cues found
+        (``cues``: rules/outcome_cues.tsv)."""
         keys = position_keys(doc)
         length = self.length_score(abstract_length(doc))
         sem = (
@@ -204,6 +204,7 @@ class OutcomeModel:
     def score(
         self,
         doc: Document,
+        cues: CueTable,
         concepts: Iterable[ConceptLike] | None = None,
         primary_problem: str | None = None,
         interventions: Iterable[str] = (),
@@ -221,7 +222,7 @@ class OutcomeModel:
         out = []
         for s, (scores, key, found) in zip(
             doc.sentences,
-            self.base_scores(doc, concepts if use_semantic else None, primary_problem, interventions),
+            self.base_scores(doc, cues, concepts if use_semantic else None, primary_problem, interventions),
             strict=True,
         ):
             stacked = stacker.combine(scores)
@@ -307,17 +308,15 @@ def _weights(d: dict[str, Any]) -> dict[str, float]:
     return {str(k): float(v) for k, v in d.items()}
 
 
-def load_model(path: Path | None = None) -> OutcomeModel:
-    """Read a model file (default: the one shipped in the package)."""
-    path = path or package_data(MODEL_FILE)
+def shipped_model_path() -> Path:
+    """Where the package ships its trained model."""
+    return package_data(MODEL_FILE)
+
+
+def load_model(path: Path) -> OutcomeModel:
+    """Read a model file (``shipped_model_path()``: the one shipped in the package)."""
     data = load_json_gz(path, "outcome model", "scripts/train_outcome_model.py")
     return OutcomeModel.from_json(data, str(path))
-
-
-@cache
-def default_model() -> OutcomeModel:
-    """The shipped model, loaded once."""
-    return load_model()
 
 
 def extract_outcomes(
@@ -325,7 +324,9 @@ def extract_outcomes(
     concepts: Sequence[ConceptLike] | None = None,
     primary_problem: str | None = None,
     interventions: Iterable[str] = (),
-    model: OutcomeModel | None = None,
+    *,
+    model: OutcomeModel,
+    cues: CueTable,
 ) -> list[OutcomeCandidate]:
     """Every sentence of ``doc`` scored as an outcome statement, most probable first."""
-    return (model or default_model()).score(doc, concepts, primary_problem, interventions)
+    return model.score(doc, cues, concepts, primary_problem, interventions)

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
-from ebm.errors import DataError
-from ebm.paths import rules_dir
+from ebm.errors import InputError
+from ebm.rules.table import Table, choice, load, number, text
 from extractors.outcome_features import NUMBER, Tokens, phrase_count, tokenize, words
 
 KINDS = ("phrase", "regex")
@@ -49,63 +48,53 @@ class CueMatch:
     weight: float
 
 
-def read_cues(path: Path) -> list[Cue]:
-    """Parse and validate a cue table."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise DataError(f"outcome cue table missing: {path}") from exc
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc})") from exc
+CUE_COLUMNS = (
+    choice("kind", KINDS, help="phrase or regex"),
+    text("pattern", help="words (<num>: any number) or a lower-case regular expression"),
+    number("weight", minimum=-1.0, maximum=1.0, help="in [-1, 1], not 0"),
+    text("comment", required=False, default="", help="a note"),
+)
+
+
+def cues_from_table(table: Table) -> list[Cue]:
+    """The validated cues of a table; errors name the file and line."""
     cues: list[Cue] = []
     seen: dict[tuple[str, str], int] = {}
-    for n, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
-        fields = raw.split("\t")
-        if len(fields) not in (3, 4):
-            raise DataError(
-                f"{path}:{n}: expected KIND<TAB>PATTERN<TAB>WEIGHT[<TAB>comment], got {len(fields)} fields"
-            )
-        kind, pattern, weight_s = (f.strip() for f in fields[:3])
-        comment = fields[3].strip() if len(fields) == 4 else ""
-        if kind not in KINDS:
-            raise DataError(f"{path}:{n}: unknown kind {kind!r} (expected one of {', '.join(KINDS)})")
-        if not pattern:
-            raise DataError(f"{path}:{n}: empty pattern")
-        try:
-            weight = float(weight_s)
-        except ValueError as exc:
-            raise DataError(f"{path}:{n}: weight {weight_s!r} is not a number") from exc
-        if not -1.0 <= weight <= 1.0 or weight == 0.0:
-            raise DataError(f"{path}:{n}: weight {weight} must be in [-1, 1] and not 0")
+    for row in table:
+        kind, pattern, weight = row["kind"], row["pattern"], row["weight"]
+        at = table.where(row)
+        if weight == 0.0:
+            raise InputError(f"{at}: weight {weight} must be in [-1, 1] and not 0")
         if kind == "regex":
             if any(ch.isupper() for ch in re.sub(r"\\.", "", pattern)):
-                raise DataError(
-                    f"{path}:{n}: write regex cues in lower case (they see the lower-cased sentence)"
-                )
+                raise InputError(f"{at}: write regex cues in lower case (they see the lower-cased sentence)")
             try:
                 compiled = re.compile(pattern)
             except re.error as exc:
-                raise DataError(f"{path}:{n}: bad regular expression {pattern!r}: {exc}") from exc
+                raise InputError(f"{at}: bad regular expression {pattern!r}: {exc}") from None
             if compiled.groups:
-                raise DataError(f"{path}:{n}: use (?:...) instead of capturing groups in {pattern!r}")
+                raise InputError(f"{at}: use (?:...) instead of capturing groups in {pattern!r}")
             if compiled.match(""):
-                raise DataError(f"{path}:{n}: regular expression {pattern!r} matches the empty string")
+                raise InputError(f"{at}: regular expression {pattern!r} matches the empty string")
         if kind == "phrase":
             toks = _pattern_tokens(pattern)
             if not toks:
-                raise DataError(f"{path}:{n}: phrase {pattern!r} has no words")
+                raise InputError(f"{at}: phrase {pattern!r} has no words")
             if any(ch.isdigit() for ch in pattern.replace(NUMBER, "")):
-                raise DataError(f"{path}:{n}: write numbers in phrases as {NUMBER} (any number matches)")
+                raise InputError(f"{at}: write numbers in phrases as {NUMBER} (any number matches)")
         key = (kind, " ".join(_pattern_tokens(pattern)) if kind == "phrase" else pattern)
         if key in seen:
-            raise DataError(f"{path}:{n}: {kind} {pattern!r} already given on line {seen[key]}")
-        seen[key] = n
-        cues.append(Cue(kind, pattern, weight, comment, n))
+            raise InputError(f"{at}: {kind} {pattern!r} already given on line {seen[key]}")
+        seen[key] = row.line
+        cues.append(Cue(kind, pattern, weight, row["comment"] or "", row.line))
     if not cues:
-        raise DataError(f"{path}: no cues")
+        raise InputError(f"{table.path}: no cues")
     return cues
+
+
+def read_cues(path: Path) -> list[Cue]:
+    """Parse and validate a cue table."""
+    return cues_from_table(load(path, CUE_COLUMNS))
 
 
 def _pattern_tokens(pattern: str) -> tuple[str, ...]:
@@ -126,9 +115,9 @@ class CueTable:
     overlap the earlier (then longer) one is kept. A phrase and a regex may both count.
     """
 
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path or rules_dir() / "outcome_cues.tsv"
-        self.cues = read_cues(self.path)
+    def __init__(self, cues: list[Cue], path: Path) -> None:
+        self.path = path
+        self.cues = cues
         self._phrases: dict[str, list[tuple[tuple[str, ...], Cue]]] = {}
         self._regexes: list[tuple[re.Pattern[str], re.Pattern[str], Cue]] = []
         for c in self.cues:
@@ -183,8 +172,3 @@ class CueTable:
             return 0.0, found
         total = sum(m.weight for m in found)
         return max(-1.0, min(1.0, total / phrase_count(words(tokens)))), found
-
-
-@cache
-def default_cues() -> CueTable:
-    return CueTable()

@@ -30,7 +30,7 @@ from sklearn.naive_bayes import MultinomialNB
 
 from ebm.text.document import Document
 from extractors.outcome import CLASSIFIERS, NaiveBayes, OutcomeModel, Stacker
-from extractors.outcome_cues import CueTable, default_cues
+from extractors.outcome_cues import CueTable
 from extractors.outcome_features import (
     abstract_length,
     ngram_features,
@@ -215,7 +215,7 @@ def fit_base(examples: Sequence[Example], config: TrainingConfig) -> BaseModels:
     return BaseModels(unigram, ngram, selection, position, position_default, length, length_default, semantic)
 
 
-def _as_model(base: BaseModels, config: TrainingConfig, cues: CueTable | None) -> OutcomeModel:
+def _as_model(base: BaseModels, config: TrainingConfig) -> OutcomeModel:
     return OutcomeModel(
         unigram=base.unigram,
         ngram=base.ngram,
@@ -226,17 +226,18 @@ def _as_model(base: BaseModels, config: TrainingConfig, cues: CueTable | None) -
         length_cap=config.length_cap,
         stack=Stacker(0.0, {}),
         semantic=base.semantic,
-        cues=cues,
     )
 
 
-def score_matrix(model: OutcomeModel, examples: Sequence[Example]) -> tuple[np.ndarray, list[str]]:
+def score_matrix(
+    model: OutcomeModel, examples: Sequence[Example], cues: CueTable
+) -> tuple[np.ndarray, list[str]]:
     """Base scores of every sentence of ``examples``: rows = sentences, columns = classifiers."""
     names = [c for c in CLASSIFIERS if c != "semantic" or model.semantic is not None]
     rows: list[list[float]] = []
     for ex in examples:
         sem = ex.semantic if model.semantic is not None else None
-        for i, (scores, _, _) in enumerate(model.base_scores(ex.doc)):
+        for i, (scores, _, _) in enumerate(model.base_scores(ex.doc, cues)):
             if sem is not None and model.semantic is not None:
                 scores["semantic"] = model.semantic.probability(sem[i])
             rows.append([scores[c] for c in names])
@@ -262,12 +263,12 @@ def train(
     examples: Sequence[Example],
     seed: int,
     config: TrainingConfig | None = None,
-    cues: CueTable | None = None,
+    *,
+    cues: CueTable,
     progress: Callable[[str], None] | None = None,
 ) -> TrainingResult:
     """Fit the ensemble: out-of-fold stacking over the gold abstracts, then refit on all."""
     config = config or TrainingConfig()
-    cues = cues or default_cues()
     gold = [ex for ex in examples if ex.gold]
     weak = [ex for ex in examples if not ex.gold]
     if len(gold) < config.folds:
@@ -279,9 +280,9 @@ def train(
         if progress:
             progress(f"fold {f + 1}/{config.folds}")
         base = fit_base([gold[i] for i in tr] + weak, config)
-        model = _as_model(base, config, cues)
+        model = _as_model(base, config)
         held = [gold[i] for i in te]
-        X, names = score_matrix(model, held)
+        X, names = score_matrix(model, held, cues)
         blocks.append((X, np.asarray([v for ex in held for v in ex.labels], dtype=np.float64)))
     X = np.vstack([b[0] for b in blocks])
     y = np.concatenate([b[1] for b in blocks])
@@ -291,7 +292,7 @@ def train(
     if progress:
         progress("refit on all training abstracts")
     base = fit_base(list(examples), config)
-    model = _as_model(base, config, None)
+    model = _as_model(base, config)
     model.stack = stack
     model.stack_semantic = stack_sem
     return TrainingResult(model, X, y, names, base.ngram_selection)
@@ -323,7 +324,6 @@ def round_model(model: OutcomeModel, digits: int = 6) -> OutcomeModel:
         semantic=nb(model.semantic),
         stack_semantic=st(model.stack_semantic),
         meta=model.meta,
-        cues=model.cues,
     )
 
 

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from ebm.concepts.annotate import Concept
 from ebm.errors import InputError
-from ebm.paths import rules_dir
-from ebm.rules.table import choice, load, text
+from ebm.rules.table import Table, choice, load, text
 from ebm.text.document import Document, Sentence, Token
 from extractors.candidate import Candidate
 
@@ -187,15 +185,19 @@ WORD_COLUMNS = (
 )
 
 
-@cache
-def load_population_words(path: Path | None = None) -> PopulationWords:
+def load_population_words(path: Path) -> PopulationWords:
     """Read ``rules/population_words.tsv``; ``InputError`` naming file and line for a bad row."""
-    path = path or rules_dir() / "population_words.tsv"
+    return population_words_from_table(load(path, WORD_COLUMNS))
+
+
+def population_words_from_table(table: Table) -> PopulationWords:
     kinds: dict[str, set[str]] = {"participant": set(), "measure": set()}
-    for row in load(path, WORD_COLUMNS):
+    for row in table:
         word = row["word"]
         if not word or any(ch.isspace() for ch in word):
-            raise InputError(f"{path}:{row.line}: {word!r} is not one word (the table matches single tokens)")
+            raise InputError(
+                f"{table.where(row)}: {word!r} is not one word (the table matches single tokens)"
+            )
         kinds[row["kind"]].add(word.casefold())
     return PopulationWords(frozenset(kinds["participant"]), frozenset(kinds["measure"]))
 
@@ -312,10 +314,10 @@ def _number_start(doc: Document, sentence: Sentence, i: int) -> int:
 
 
 def extract_population(
-    doc: Document, concepts: list[Concept], words: PopulationWords | None = None
+    doc: Document, concepts: list[Concept], words: PopulationWords
 ) -> list[Candidate]:
-    """All population candidates, best first (the first is the population)."""
-    words = words or load_population_words()
+    """All population candidates, best first (the first is the population); ``words``:
+    rules/population_words.tsv."""
     toks = doc.tokens
     out: list[Candidate] = []
     n_sent = len(doc.sentences)

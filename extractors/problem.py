@@ -27,15 +27,14 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from functools import cache
 from typing import Literal
 
 from ebm.concepts.annotate import Concept
-from ebm.mesh import MeshVocabulary, mesh
-from ebm.paths import rules_dir
+from ebm.mesh import MeshVocabulary
+from ebm.rules.table import Table
 from ebm.text.document import Document, Sentence
 from extractors.candidate import Candidate
-from extractors.tree_weights import TreeWeights, load_tree_weights
+from extractors.tree_weights import TreeWeights, tree_weights_from_table
 
 DISORDER = "DISO"
 DISORDER_TREES = ("C", "F03")  # MeSH diseases and mental disorders
@@ -106,9 +105,9 @@ class ProblemMention:
     weight: float = 1.0  # below 1 for an implied problem
 
 
-@cache
-def default_problem_kinds() -> TreeWeights:
-    return load_tree_weights(rules_dir() / "problem_kinds.tsv", default=1.0, categories=DISORDER_TREES)
+def problem_kinds_from_table(table: Table) -> TreeWeights:
+    """rules/problem_kinds.tsv: weights of disorder branches (1 for an unlisted disorder)."""
+    return tree_weights_from_table(table, default=1.0, categories=DISORDER_TREES)
 
 
 def mention_weight(sentence: Sentence) -> tuple[float, str]:
@@ -254,10 +253,10 @@ def _mention(
     last: int,
     sentence: int,
     why: str,
-    w: float = 1.0,
-    voc: MeshVocabulary | None = None,
+    w: float,
+    voc: MeshVocabulary,
 ) -> ProblemMention:
-    d = (voc or mesh()).get(ui)
+    d = voc.get(ui)
     assert d is not None
     return ProblemMention(ui, d.name, doc.tokens[first].start, doc.tokens[last].end, sentence, why, w)
 
@@ -289,7 +288,7 @@ def _mentions(
         composed = _composed(doc, c, voc) if c.cui in voc else None
         if composed is not None:
             ui, first, last = composed
-            out.append(_mention(doc, ui, first, last, c.sentence, f"composed from {c.name}", voc=voc))
+            out.append(_mention(doc, ui, first, last, c.sentence, f"composed from {c.name}", 1.0, voc))
         else:
             out.append(ProblemMention(c.cui, c.name, c.start, c.end, c.sentence, "concept"))
     for t_index, t in enumerate(doc.tokens):
@@ -302,7 +301,7 @@ def _mentions(
                 ui = _lookup(f"{agent} infections", voc) or _lookup(f"{agent} infection", voc)
                 if ui:
                     out.append(
-                        _mention(doc, ui, t_index, t_index, t.sentence, f"{t.text!r}: infection", voc=voc)
+                        _mention(doc, ui, t_index, t_index, t.sentence, f"{t.text!r}: infection", 1.0, voc)
                     )
                     break
             continue
@@ -338,25 +337,26 @@ def extract_problems(
     doc: Document,
     concepts: list[Concept],
     scope: Scope = "all",
-    vocabulary: MeshVocabulary | None = None,
-    kinds: TreeWeights | None = None,
+    *,
+    vocabulary: MeshVocabulary,
+    kinds: TreeWeights,
 ) -> list[Candidate]:
-    """Problems best first: ``[0]`` is the primary problem, the rest co-occurring problems."""
-    voc = vocabulary or mesh()
-    kinds = kinds or default_problem_kinds()
+    """Problems best first: ``[0]`` is the primary problem, the rest co-occurring problems;
+    ``kinds``: rules/problem_kinds.tsv."""
+    voc = vocabulary
     return _rank(doc, _mentions(doc, concepts, scope, voc), voc, kinds)
 
 
 def extract_problems_by_scope(
     doc: Document,
     concepts: list[Concept],
-    vocabulary: MeshVocabulary | None = None,
-    kinds: TreeWeights | None = None,
+    *,
+    vocabulary: MeshVocabulary,
+    kinds: TreeWeights,
 ) -> dict[Scope, list[Candidate]]:
     """``extract_problems`` in every scope, the mentions found once: a scope's mentions are the
     whole abstract's that lie in its sentences."""
-    voc = vocabulary or mesh()
-    kinds = kinds or default_problem_kinds()
+    voc = vocabulary
     mentions = _mentions(doc, concepts, "all", voc)
     return {
         scope: _rank(doc, [m for m in mentions if in_scope(doc.sentences[m.sentence], scope)], voc, kinds)

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ebm.concepts.annotate import Concept
 from ebm.errors import DataError
-from ebm.mesh import MeshVocabulary, mesh
+from ebm.mesh import MeshVocabulary
 from ebm.paths import package_data
 from ebm.text.document import Document
 from extractors.candidate import Candidate
@@ -33,7 +32,6 @@ from extractors.model_file import load_json_gz, save_json_gz, sigmoid
 from extractors.problem import (
     DISORDER_TREES,
     Scope,
-    default_problem_kinds,
     extract_problems_by_scope,
     is_ancestor,
 )
@@ -79,14 +77,14 @@ def _branches(ui: str, voc: MeshVocabulary) -> set[str]:
 def problem_features(
     doc: Document,
     concepts: list[Concept],
-    vocabulary: MeshVocabulary | None = None,
-    kinds: TreeWeights | None = None,
+    *,
+    vocabulary: MeshVocabulary,
+    kinds: TreeWeights,
 ) -> RankedProblems:
     """The rule-ranked problems of the whole abstract and each one's features (no prior:
     the prior belongs to a trained ranker)."""
-    voc = vocabulary or mesh()
-    kinds = kinds or default_problem_kinds()
-    by_scope = extract_problems_by_scope(doc, concepts, voc, kinds)
+    voc = vocabulary
+    by_scope = extract_problems_by_scope(doc, concepts, vocabulary=voc, kinds=kinds)
     found = by_scope["all"]
     in_scope = {
         scope: {c.concepts[0]: (rank, c.score) for rank, c in enumerate(by_scope[scope])}
@@ -156,10 +154,12 @@ class ProblemRanker:
         best = max(range(len(scores)), key=lambda i: (scores[i], -i))
         return best, sigmoid(scores[best])
 
-    def primary(self, doc: Document, concepts: list[Concept]) -> tuple[list[Candidate], Candidate | None]:
+    def primary(
+        self, doc: Document, concepts: list[Concept], *, vocabulary: MeshVocabulary, kinds: TreeWeights
+    ) -> tuple[list[Candidate], Candidate | None]:
         """The rules' problems (whole abstract) and the primary one the ranker picks, its
         evidence extended with why."""
-        ranked = problem_features(doc, concepts)
+        ranked = problem_features(doc, concepts, vocabulary=vocabulary, kinds=kinds)
         chosen = self.choose(ranked)
         if chosen is None:
             return ranked.candidates, None
@@ -211,14 +211,12 @@ class ProblemRanker:
         save_json_gz(path, self.to_json())
 
 
-def load_problem_ranker(path: Path | None = None) -> ProblemRanker:
-    """Read a ranker file (default: the one shipped in the package)."""
-    path = path or package_data(MODEL_FILE)
+def shipped_problem_ranker_path() -> Path:
+    """Where the package ships its trained ranker."""
+    return package_data(MODEL_FILE)
+
+
+def load_problem_ranker(path: Path) -> ProblemRanker:
+    """Read a ranker file (``shipped_problem_ranker_path()``: the one shipped in the package)."""
     data = load_json_gz(path, "problem ranker", "scripts/train_problem_ranker.py")
     return ProblemRanker.from_json(data, str(path))
-
-
-@cache
-def default_problem_ranker() -> ProblemRanker:
-    """The shipped ranker, loaded once."""
-    return load_problem_ranker()

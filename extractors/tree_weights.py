@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ebm.errors import InputError
-from ebm.mesh import MeshVocabulary, mesh
-from ebm.rules.table import load, number, text
+from ebm.mesh import MeshVocabulary
+from ebm.rules.table import Table, load, number, text
 
 COLUMNS = (
     text("term", help="a MeSH tree number, a descriptor UI, PA or ROOT"),
@@ -77,35 +77,52 @@ class TreeWeights:
         return found
 
 
-def load_tree_weights(
-    path: Path,
-    vocabulary: MeshVocabulary | None = None,
-    default: float = 0.0,
-    categories: tuple[str, ...] = (),
+def tree_weights_from_table(
+    table: Table, default: float = 0.0, categories: tuple[str, ...] = ()
 ) -> TreeWeights:
-    """Read a table; ``InputError`` naming file and line for a malformed row or an unknown term."""
-    voc = vocabulary or mesh()
-    table = load(path, COLUMNS)
+    """The weights of a table; ``InputError`` naming file and line for a malformed row (MeSH
+    names are checked by ``tree_weight_problems``)."""
     out = TreeWeights({}, {}, default=(default, "no row"), categories=categories)
     for row in table:
         term, w = row["term"], row["weight"]
         why = (row.comment or "").strip() or term
-        where = f"{path}:{row.line}"
         if term == "PA":
             out.drug = (w, why)
         elif term == "ROOT":
             out.root = (w, why)
         elif _UI.match(term):
-            if term not in voc:
-                raise InputError(f"{where}: {term} is not a MeSH 2024 descriptor UI")
             out.descriptors[term] = (w, why)
         elif _TREE.match(term):
-            if len(term) > 1 and not voc.tree_descendants(term):
-                raise InputError(f"{where}: no MeSH 2024 descriptor has tree number {term}")
             out.trees[term] = (w, why)
         else:
             raise InputError(
-                f"{where}: {term!r} is neither a tree number (E02.319), a descriptor UI (D004358), "
-                "PA nor ROOT"
+                f"{table.where(row)}: {term!r} is neither a tree number (E02.319), a descriptor UI "
+                "(D004358), PA nor ROOT"
             )
     return out
+
+
+def tree_weight_problems(table: Table, vocabulary: MeshVocabulary) -> list[str]:
+    """``file:line: message`` for each row naming a descriptor or tree number MeSH lacks."""
+    out = []
+    for row in table:
+        term = row["term"]
+        if _UI.match(term) and term not in vocabulary:
+            out.append(f"{table.where(row)}: {term} is not a MeSH 2024 descriptor UI")
+        elif _TREE.match(term) and len(term) > 1 and not vocabulary.tree_descendants(term):
+            out.append(f"{table.where(row)}: no MeSH 2024 descriptor has tree number {term}")
+    return out
+
+
+def load_tree_weights(
+    path: Path,
+    vocabulary: MeshVocabulary,
+    default: float = 0.0,
+    categories: tuple[str, ...] = (),
+) -> TreeWeights:
+    """Read and check a table; ``InputError`` naming file and line for a bad row."""
+    table = load(path, COLUMNS)
+    problems = tree_weight_problems(table, vocabulary)
+    if problems:
+        raise InputError(problems[0])
+    return tree_weights_from_table(table, default, categories)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import gzip
 import json
 import re
@@ -54,22 +55,45 @@ sys.path.insert(0, str(ROOT))
 from problem_corpus import pool_pmids, problem_citations  # noqa: E402
 
 from ebm.citation import AbstractSection, Citation  # noqa: E402
-from ebm.concepts.annotate import Concept, annotate  # noqa: E402
-from ebm.concepts.matcher import default_matcher  # noqa: E402
+from ebm.concepts.annotate import Concept  # noqa: E402
+from ebm.concepts.annotate import annotate as annotate_concepts  # noqa: E402
 from ebm.medline import iter_bundled  # noqa: E402
 from ebm.mesh import mesh  # noqa: E402
 from ebm.text.document import Document  # noqa: E402
-from ebm.text.pipeline import SEPARATOR, default_pipeline  # noqa: E402
+from ebm.text.pipeline import SEPARATOR  # noqa: E402
 from extractors.candidate import Candidate  # noqa: E402
 from extractors.intervention import POSITION_WEIGHTS, extract_interventions, position_class  # noqa: E402
 from extractors.population import extract_population  # noqa: E402
 from extractors.problem import is_ancestor  # noqa: E402
 from extractors.problem_ranker import (  # noqa: E402
     ProblemRanker,
-    default_problem_ranker,
     load_problem_ranker,
     problem_features,
 )
+
+
+@functools.cache
+def resources() -> Any:  # ebm.resources.Resources of the shipped rules
+    from ebm.resources import Resources
+
+    return Resources.load()
+
+
+def default_pipeline() -> Any:
+    return resources().pipeline
+
+
+def default_matcher() -> Any:
+    return resources().matcher
+
+
+def default_problem_ranker() -> ProblemRanker:
+    return resources().problem_ranker  # type: ignore[no-any-return]
+
+
+def annotate(doc: Document, matcher: Any) -> list[Concept]:
+    return annotate_concepts(doc, matcher, resources().negation)
+
 
 PICO_TAR = "pico/pico-data-nguyen2017/pico-data-docs-and-annotations.tar.gz"
 EBMNLP = "pico/ebm-nlp/dev.txt.gz"
@@ -348,11 +372,20 @@ def position_density(prepared: list[Prepared], element: str) -> dict[str, tuple[
 
 
 def population(p: Prepared) -> list[Candidate]:
-    return extract_population(p.doc, p.concepts)
+    return extract_population(p.doc, p.concepts, resources().value("population_words"))
 
 
 def intervention(p: Prepared) -> list[Candidate]:
-    return extract_interventions(p.doc, p.concepts)
+    r = resources()
+    return extract_interventions(
+        p.doc,
+        p.concepts,
+        vocabulary=r.vocabulary,
+        cues=r.value("intervention_cues"),
+        kinds=r.value("intervention_kinds"),
+        terms=r.value("intervention_terms"),
+        words=r.value("population_words"),
+    )
 
 
 # --- problems -------------------------------------------------------------------------------------
@@ -403,7 +436,7 @@ def eval_problems(
     under the indexed topic); version-tolerant (also a descendant that no bundled record is
     indexed with, such as Essential Hypertension, new in MeSH 2019: an estimate of what MeSH
     drift costs). ``recognised``: a major-topic disorder is among all the problems found."""
-    pipeline, matcher, voc = default_pipeline(), default_matcher(), mesh()
+    pipeline, matcher, voc = default_pipeline(), default_matcher(), resources().vocabulary
     ranker = ranker or default_problem_ranker()
     strict = {s: Tally() for s in VARIANTS}
     answerable = {s: Tally() for s in VARIANTS}
@@ -415,7 +448,7 @@ def eval_problems(
         doc = pipeline.process(c)
         concepts = annotate(doc, matcher)
         named = named_in_text(gold, doc)
-        ranked = problem_features(doc, concepts)
+        ranked = problem_features(doc, concepts, vocabulary=voc, kinds=resources().value("problem_kinds"))
         chosen = ranker.choose(ranked)
         for scope in VARIANTS:
             if scope == "learned":

@@ -38,14 +38,14 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    from ebm.concepts.matcher import default_matcher
     from ebm.frame import load_frame
     from ebm.frame_concepts import SLOT_GROUPS, slot_concepts
-    from ebm.mesh import mesh
+    from ebm.resources import Resources
 
     try:
-        matcher = default_matcher()
-        vocabulary = mesh()
+        resources = Resources.load()
+        matcher = resources.matcher
+        vocabulary = resources.vocabulary
         counts = {s: [0, 0, 0] for s in SLOTS}  # values, mapped, mapped in the slot's groups
         rows = []
         for path in frame_files(args.shared):

@@ -31,6 +31,7 @@ import outcome_corpus as oc  # noqa: E402
 from ebm.errors import EbmError  # noqa: E402
 from ebm.text.pipeline import TextPipeline  # noqa: E402
 from extractors.outcome import CLASSIFIERS, OutcomeModel, load_model  # noqa: E402
+from extractors.outcome_cues import CueTable  # noqa: E402
 
 KS = (2, 3)
 SUBSETS: dict[str, Callable[[oc.ProcessedAbstract], bool]] = {
@@ -61,6 +62,7 @@ def systems(
     model: OutcomeModel,
     processed: Sequence[oc.ProcessedAbstract],
     seed: int,
+    cues: CueTable,
     contexts: Sequence[oc.SemanticContext] | None = None,
 ) -> dict[str, list[list[int]]]:
     """For each system, the ranked sentence indices of every abstract (top 3 kept).
@@ -79,15 +81,15 @@ def systems(
             out[f"{name} alone"] = []
     for i, p in enumerate(processed):
         out["baseline (last k)"].append([])  # last k, computed per k in evaluate()
-        cands = model.score(p.document)
+        cands = model.score(p.document, cues)
         out["ensemble (LR, 5: no semantic)"].append([c.sentence for c in cands[: max(KS)]])
         ctx = contexts[i] if use_sem and contexts is not None else None
         if ctx is not None:
-            cands = model.score(p.document, ctx.concepts, ctx.primary_problem, ctx.interventions)
+            cands = model.score(p.document, cues, ctx.concepts, ctx.primary_problem, ctx.interventions)
             out["ensemble (LR, 6 classifiers)"].append([c.sentence for c in cands[: max(KS)]])
-            base = model.base_scores(p.document, ctx.concepts, ctx.primary_problem, ctx.interventions)
+            base = model.base_scores(p.document, cues, ctx.concepts, ctx.primary_problem, ctx.interventions)
         else:
-            base = model.base_scores(p.document)
+            base = model.base_scores(p.document, cues)
         for name in CLASSIFIERS:
             key = f"{name} alone"
             if key in out:
@@ -100,12 +102,13 @@ def evaluate(
     model: OutcomeModel,
     processed: Sequence[oc.ProcessedAbstract],
     seed: int,
+    cues: CueTable,
     contexts: Sequence[oc.SemanticContext] | None = None,
 ) -> str:
     """Markdown tables: hits at 2 and 3 sentences per system and subset, and P@k."""
     keep = [i for i, p in enumerate(processed) if gold_sentences(p)]
     usable = [processed[i] for i in keep]
-    ranks = systems(model, usable, seed, [contexts[i] for i in keep] if contexts is not None else None)
+    ranks = systems(model, usable, seed, cues, [contexts[i] for i in keep] if contexts is not None else None)
     lines: list[str] = []
     for subset, pred in SUBSETS.items():
         idx = [i for i, p in enumerate(usable) if pred(p)]
@@ -142,7 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
 
-    model = load_model(args.model)
+    from ebm.resources import Resources
+    from extractors.outcome import shipped_model_path
+
+    resources = Resources.load()
+    cues = resources.outcome_cues
+    model = load_model(args.model or shipped_model_path())
     splits = model.meta.get("splits")
     if not splits:
         print("model has no split metadata", file=sys.stderr)
@@ -161,20 +169,17 @@ def main(argv: list[str] | None = None) -> int:
     n_without = sum(1 for p in processed if not gold_sentences(p))
     contexts = None
     if not args.no_concepts and model.semantic is not None:
-        from ebm.concepts import default_matcher
-
-        matcher = default_matcher()
-        contexts = [oc.semantic_context(p.document, matcher) for p in processed]
+        contexts = [oc.semantic_context(p.document, resources) for p in processed]
     t0 = time.perf_counter()
     for p in processed:
-        model.score(p.document)
+        model.score(p.document, cues)
     per_abstract = (time.perf_counter() - t0) / max(1, len(processed))
     print(
         f"# Outcome extractor on the EvidenceOutcomes {args.split} split "
         f"(seed {model.meta.get('seed')}, {len(processed)} abstracts, {n_without} without gold outcome "
         f"sentences left out; model trained on {'+'.join(fit_on)})"
     )
-    print(evaluate(model, processed, args.seed, contexts))
+    print(evaluate(model, processed, args.seed, cues, contexts))
     print(f"\nscoring time: {1000 * per_abstract:.2f} ms per abstract (no concepts)")
     return 0
 

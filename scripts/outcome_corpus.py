@@ -389,14 +389,25 @@ class SemanticContext:
     interventions: list[str]
 
 
-def semantic_context(doc: Document, matcher: Any) -> SemanticContext:
-    """Concepts, primary problem and interventions as ``extractors.annotate.Annotator`` finds them."""
+def semantic_context(doc: Document, resources: Any) -> SemanticContext:
+    """Concepts, primary problem and interventions as ``extractors.annotate.Annotator`` finds them
+    (``resources``: ``ebm.resources.Resources``)."""
     from ebm.concepts import annotate
     from extractors.intervention import extract_interventions
-    from extractors.problem_ranker import default_problem_ranker
 
-    concepts = annotate(doc, matcher)
-    problem = default_problem_ranker().primary(doc, concepts)[1]
-    interventions = extract_interventions(doc, concepts)
+    r = resources
+    concepts = annotate(doc, r.matcher, r.negation)
+    problem = r.problem_ranker.primary(
+        doc, concepts, vocabulary=r.vocabulary, kinds=r.value("problem_kinds")
+    )[1]
+    interventions = extract_interventions(
+        doc,
+        concepts,
+        vocabulary=r.vocabulary,
+        cues=r.value("intervention_cues"),
+        kinds=r.value("intervention_kinds"),
+        terms=r.value("intervention_terms"),
+        words=r.value("population_words"),
+    )
     primary = problem.concepts[0] if problem and problem.concepts else None
     return SemanticContext(concepts, primary, [i.concepts[0] for i in interventions[:5] if i.concepts])

@@ -56,14 +56,15 @@ def disease_ngrams() -> frozenset[str]:
 
 
 def build_examples(
-    records: list[oc.LabelledAbstract], pipeline: TextPipeline, matcher: object | None = None
+    records: list[oc.LabelledAbstract], pipeline: TextPipeline, resources: object | None = None
 ) -> list[Example]:
-    """Processed, labelled abstracts; with a concept matcher, also their semantic features."""
+    """Processed, labelled abstracts; with ``resources`` (``ebm.resources.Resources``: the
+    concept matcher and extractors), also their semantic features."""
     examples = []
     for p in oc.process_all(records, pipeline):
         sem = None
-        if matcher is not None:
-            ctx = oc.semantic_context(p.document, matcher)
+        if resources is not None:
+            ctx = oc.semantic_context(p.document, resources)
             sem = semantic_features(p.document, ctx.concepts, ctx.primary_problem, ctx.interventions)
         examples.append(Example(p.document, p.labels, p.record.gold, sem))
     return examples
@@ -92,14 +93,14 @@ def main(argv: list[str] | None = None) -> int:
         f"{sum(r.gold for r in chosen)} gold + {sum(not r.gold for r in chosen)} weak abstracts",
         file=sys.stderr,
     )
-    matcher = None
-    if not args.no_concepts:
-        from ebm.concepts import default_matcher
+    from ebm.resources import Resources
 
-        matcher = default_matcher()  # a clear DataError when `ebm setup` has not been run
-    examples = build_examples(chosen, TextPipeline(), matcher)
+    resources = Resources.load()  # the shipped rules; the index: a clear DataError without `ebm setup`
+    examples = build_examples(chosen, TextPipeline(), None if args.no_concepts else resources)
     config = TrainingConfig(exclude_ngrams=disease_ngrams())
-    result = train(examples, args.seed, config, progress=lambda m: print(m, file=sys.stderr))
+    result = train(
+        examples, args.seed, config, cues=resources.outcome_cues, progress=lambda m: print(m, file=sys.stderr)
+    )
     model = result.model
     model.meta = {
         "seed": args.seed,

@@ -35,10 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from problem_corpus import problem_citations  # noqa: E402
 
 from ebm.concepts.annotate import annotate  # noqa: E402
-from ebm.concepts.matcher import default_matcher  # noqa: E402
 from ebm.errors import EbmError  # noqa: E402
 from ebm.paths import package_data  # noqa: E402
-from ebm.text.pipeline import default_pipeline  # noqa: E402
 from extractors.problem_ranker import (  # noqa: E402
     MODEL_FILE,
     PRIOR_FEATURES,
@@ -162,13 +160,25 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     try:
-        pipeline, matcher = default_pipeline(), default_matcher()
+        from ebm.resources import Resources
+
+        res = Resources.load()
+        pipeline, matcher = res.pipeline, res.matcher
+        kinds = res.value("problem_kinds")
         examples: list[Example] = []
         for citation, gold in problem_citations():
             if int(citation.pmid) % 2:
                 continue  # odd PMIDs: held out for evaluation
             doc = pipeline.process(citation)
-            examples.append((citation.pmid, problem_features(doc, annotate(doc, matcher)), gold))
+            examples.append(
+                (
+                    citation.pmid,
+                    problem_features(
+                        doc, annotate(doc, matcher, res.negation), vocabulary=res.vocabulary, kinds=kinds
+                    ),
+                    gold,
+                )
+            )
         if args.cv:
             rules, learned = cross_validate(
                 examples, args.seed, args.c, args.smoothing, not args.without_prior

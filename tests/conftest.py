@@ -41,13 +41,34 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 @pytest.fixture(scope="session")
 def concept_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The MeSH concept index (no QuickUMLS part), built once per session in the tests' EBM_HOME,
-    where ``default_matcher()`` and ``Annotator()`` find it (~15 s)."""
+    where ``Resources.load()`` finds it (~15 s)."""
     from ebm.concepts.index import build_mesh_index
+    from ebm.resources import Resources
 
     out = _test_home(tmp_path_factory) / "concepts"
     if not (out / "meta.json").is_file():
-        build_mesh_index(out, with_quickumls=False)
+        r = Resources.load(index_dir=out)
+        build_mesh_index(out, r.vocabulary, r.value("semantic_groups"), r.stopwords, with_quickumls=False)
     return out
+
+
+@pytest.fixture(scope="session")
+def resources(concept_index: Path):  # -> ebm.resources.Resources
+    """The shipped rules with the real MeSH vocabulary and the tests' concept index."""
+    return shipped_resources(concept_index)
+
+
+def shipped_resources(index: Path):  # -> ebm.resources.Resources
+    """One ``Resources`` of the shipped rules per index directory (shared by tests)."""
+    from ebm.resources import Resources
+
+    key = str(index)
+    if key not in _RESOURCES:
+        _RESOURCES[key] = Resources.load(index_dir=index)
+    return _RESOURCES[key]
+
+
+_RESOURCES: dict = {}
 
 
 def bundled_citations(pmids: set[str]) -> dict:

@@ -43,15 +43,20 @@ def store() -> MedlineStore:
     return MedlineStore(path)
 
 
-@functools.cache
-def matcher() -> DictionaryMatcher:
+def resources():  # -> ebm.resources.Resources
     """Needs the concept index: request the ``concept_index`` fixture first."""
-    return DictionaryMatcher(test_home() / "concepts")
+    from tests.conftest import shipped_resources
+
+    return shipped_resources(test_home() / "concepts")
+
+
+def matcher() -> DictionaryMatcher:
+    return resources().matcher
 
 
 @functools.cache
 def annotator() -> Annotator:
-    return Annotator(matcher=matcher())
+    return Annotator(resources())
 
 
 def headings(c: Citation) -> dict[str, tuple[bool, set[str]]]:

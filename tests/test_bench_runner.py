@@ -248,12 +248,15 @@ def test_bm25_ranks_by_the_question_words_with_the_stores_scores(tiny: dict, hom
     monkeypatch.setenv("EBM_HOME", str(home))
     frame = load_frame(tiny["frames"] / "E01.json")
     # "Is obesity a risk factor for wheezing (asthma symptoms) in adolescents?"
-    assert bm25_words(frame) == ["obesity", "risk", "factor", "wheezing", "asthma", "symptoms", "adolescents"]
+    from tests.shipped import resources
+
+    stop = resources().stopwords
+    assert bm25_words(frame, stop) == ["obesity", "risk", "factor", "wheezing", "asthma", "symptoms", "adolescents"]
     run = read_run(tiny["out"] / "runs" / "bm25.run")
     pool = {p for p, _ in POOLS["E01"]}
     with open_store() as store:
         # the same query on the whole store, unrestricted: the pool's scores are the same
-        hits = store.search_hits(bm25_query(frame), limit=len(store))
+        hits = store.search_hits(bm25_query(frame, stop), limit=len(store))
     expected = {h.pmid: h.score for h in hits.hits if h.pmid in pool}
     got = {d.docno: d.score for d in run.results["E01"]}
     assert got == pytest.approx({p: expected.get(p, 0.0) for p in pool}, abs=1e-9)
@@ -314,9 +317,12 @@ def test_another_year_is_another_fingerprint(tiny: dict, home: Path, monkeypatch
     with open_store() as store:
         citations = fetch_pool_citations(store, pools)
     comp = Components.load(tiny["out"] / "components.json.gz")
-    assert fingerprint(frames, pools, citations, None, YEAR, "question") == comp.fingerprint
-    assert fingerprint(frames, pools, citations, None, YEAR + 1, "question") != comp.fingerprint
-    assert fingerprint(frames, pools[:1], citations, None, YEAR, "question") != comp.fingerprint
+    from tests.shipped import resources
+
+    r = resources()
+    assert fingerprint(frames, pools, citations, r, YEAR, "question") == comp.fingerprint
+    assert fingerprint(frames, pools, citations, r, YEAR + 1, "question") != comp.fingerprint
+    assert fingerprint(frames, pools[:1], citations, r, YEAR, "question") != comp.fingerprint
 
 
 def test_missing_pmids_are_an_error_naming_them(tiny: dict, tmp_path: Path, home: Path, monkeypatch) -> None:
@@ -340,9 +346,14 @@ def test_retrieved_pools_are_the_ask_retrieval(tiny: dict, home: Path, monkeypat
     monkeypatch.setenv("EBM_HOME", str(home))
     frames = load_frames_dir(tiny["frames"])
     with open_store() as store:
-        pools, queries = retrieve_pools(frames, store, size=7)
+        from tests.shipped import resources
+
+        r = resources()
+        pools, queries = retrieve_pools(frames, store, 7, r)
         for pool in pools:
-            expected = retrieve(frames[pool.qid], store, min_hits=7, limit=7)
+            expected = retrieve(
+                frames[pool.qid], store, min_hits=7, limit=7, rules=r.rules, vocabulary=r.vocabulary
+            )
             assert pool.pmids == list(expected.result.pmids)
             assert queries[pool.qid] == expected.query
             assert [c.pool_score for c in pool.candidates] == sorted(
@@ -418,7 +429,7 @@ def test_a_pool_without_a_frame_is_an_error() -> None:
     from ebm.evaluation.components import compute_components
 
     with pytest.raises(InputError, match="no frame for question"):
-        compute_components({}, pools, store=None)
+        compute_components({}, pools, store=None, resources=None)  # type: ignore[arg-type]
 
 
 def test_unknown_store_pmids_error_is_data_error() -> None:
@@ -439,4 +450,6 @@ def test_a_pool_left_empty_by_skip_missing_is_left_out(tiny: dict, home: Path, m
     monkeypatch.setenv("EBM_HOME", str(home))
     frames = load_frames_dir(tiny["frames"])
     with open_store() as store, pytest.raises(DataError, match="no pooled citation is in the store"):
-        compute_components(frames, [Pool("E01", [Candidate("99999999999", 1.0)])], store, skip_missing=True)
+        compute_components(
+            frames, [Pool("E01", [Candidate("99999999999", 1.0)])], store, skip_missing=True, resources=None
+        )

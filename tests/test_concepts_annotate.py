@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from ebm.citation import AbstractSection, Citation
-from ebm.concepts import CHEMICALS, DISORDERS, annotate, concepts_in_group
+from ebm.concepts import CHEMICALS, DISORDERS, concepts_in_group
 from ebm.concepts.matcher import DictionaryMatcher
 from ebm.medline.reader import read_citations
-from ebm.text.pipeline import default_pipeline
+from tests.shipped import annotate, default_matcher, default_pipeline
 
 
 @pytest.fixture(scope="module")
 def matcher(concept_index: Path) -> DictionaryMatcher:
-    return DictionaryMatcher(concept_index)
+    return default_matcher()
 
 
 def pubtator(shared: Path, split: str) -> dict[str, Citation]:

@@ -10,18 +10,20 @@ import pytest
 
 from ebm.concepts.ages import age_groups, age_statement
 from ebm.concepts.matcher import DictionaryMatcher, load_adjectives
-from ebm.errors import DataError
+from ebm.errors import InputError
 from ebm.frame import load_frame
 from ebm.frame_concepts import slot_concepts
 from ebm.mesh import mesh
+from ebm.resources import shipped_rules_dir
 from tests.conftest import load_script
+from tests.shipped import resources
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def matcher(concept_index: Path) -> DictionaryMatcher:
-    return DictionaryMatcher(concept_index)
+    return resources().matcher
 
 
 def names(matcher: DictionaryMatcher, text: str) -> list[tuple[str, str]]:
@@ -142,7 +144,7 @@ def test_general_names_and_episodes(matcher: DictionaryMatcher) -> None:
 
 def test_adjective_table_rows_name_disorders(matcher: DictionaryMatcher) -> None:
     """Every row of the shipped table gives its adjective a disorder (else it is dead)."""
-    rows = load_adjectives()
+    rows = load_adjectives(shipped_rules_dir() / "concept_adjectives.tsv")
     assert len(rows) > 200
     dead = [adj for adj, _ in rows if adj not in matcher.entries and adj not in matcher.stoplist.keys]
     assert dead == []
@@ -154,10 +156,10 @@ def test_adjective_table_rows_name_disorders(matcher: DictionaryMatcher) -> None
 def test_adjective_table_errors_name_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "adj.tsv"
     bad.write_text("# header\nfebrile\tfever\nvery febrile\tfever\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"adj.tsv:3: the adjective is one word"):
+    with pytest.raises(InputError, match=r"adj.tsv:3: the adjective is one word"):
         load_adjectives(bad)
     bad.write_text("febrile\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"adj.tsv:1: expected 'ADJECTIVE<TAB>NOUN'"):
+    with pytest.raises(InputError, match=r"adj.tsv:1: column 'noun' is missing"):
         load_adjectives(bad)
 
 
@@ -169,7 +171,7 @@ def test_adjectives_keep_disease_precision_on_bc5cdr_train(concept_index: Path, 
     docs = ev.read_pubtator(shared / "concepts" / "bc5cdr" / "CDR_TrainingSet.PubTator.txt.gz")[:300]
     scores = {}
     for adjectives in (True, False):
-        m = DictionaryMatcher(concept_index, adjectives=adjectives)
+        m = resources().dictionary_matcher(concept_index, adjectives=adjectives)
         preds = {d.pmid: [(x.start, x.end, x.cui, x.groups) for x in m.match(d.text)] for d in docs}
         scores[adjectives] = ev.evaluate(docs, preds)["Disease"]["document"]
     assert scores[True]["P"] >= scores[False]["P"] - 0.01

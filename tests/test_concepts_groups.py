@@ -6,9 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from ebm.concepts.groups import GROUP_NAMES, MeshGroups, UmlsGroups, mesh_groups, umls_groups
-from ebm.errors import DataError
+from ebm.concepts.groups import GROUP_NAMES, MeshGroups, UmlsGroups
+from ebm.errors import InputError
 from ebm.mesh import mesh
+from ebm.resources import shipped_rules_dir
+
+
+def mesh_groups() -> MeshGroups:
+    return MeshGroups.load(shipped_rules_dir() / "semantic_groups.tsv")
+
+
+def umls_groups() -> UmlsGroups:
+    return UmlsGroups.load(shipped_rules_dir() / "umls_semantic_groups.tsv")
 
 
 @pytest.mark.parametrize(
@@ -59,25 +68,24 @@ def _write(tmp_path: Path, text: str) -> Path:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("# ok\nC\tDISO\nD\tCHEMICAL\n", "groups.tsv:3: unknown semantic group 'CHEMICAL'"),
+        ("# ok\nC\tDISO\nD\tCHEMICAL\n", "groups.tsv:3: column 'group': 'CHEMICAL' is not one of"),
         ("C\tDISO\nC01.x\tDISO\n", "groups.tsv:2: 'C01.x' is not a MeSH tree-number prefix"),
         ("C\tDISO\n\nC\tCHEM\n", "groups.tsv:3: 'C' already given on line 1"),
-        ("C DISO\n", "groups.tsv:1: expected KEY<TAB>GROUP"),
-        ("# nothing\n", "no rows"),
+        ("C DISO\n", "groups.tsv:1: column 'group' is missing"),
     ],
 )
 def test_mesh_table_errors_name_file_and_line(tmp_path: Path, text: str, message: str) -> None:
-    with pytest.raises(DataError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        MeshGroups(_write(tmp_path, text))
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        MeshGroups.load(_write(tmp_path, text))
 
 
 def test_umls_table_rejects_a_bad_tui(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match=r"groups.tsv:2: 'X047' is not a UMLS semantic type id"):
-        UmlsGroups(_write(tmp_path, "T047\tDISO\nX047\tDISO\n"))
+    with pytest.raises(InputError, match=r"groups.tsv:2: 'X047' is not a UMLS semantic type id"):
+        UmlsGroups.load(_write(tmp_path, "T047\tDISO\nX047\tDISO\n"))
 
 
 def test_edited_table_changes_groups(tmp_path: Path) -> None:
-    g = MeshGroups(_write(tmp_path, "C\tDISO\nC04\tPHEN\n"))
+    g = MeshGroups.load(_write(tmp_path, "C\tDISO\nC04\tPHEN\n"))
     neoplasms = mesh().by_name("Breast Neoplasms")
     assert neoplasms is not None
     assert "PHEN" in g.groups(neoplasms.ui, neoplasms.tree_numbers)

@@ -15,8 +15,10 @@ from ebm.concepts.index import read_concepts, read_meta
 from ebm.concepts.matcher import DictionaryMatcher, Stoplist, load_stoplist, load_synonyms
 from ebm.concepts.rrf import MRCONSO_COLUMNS, MRSTY_COLUMNS
 from ebm.concepts.umls import iter_atoms
-from ebm.errors import DataError
+from ebm.errors import DataError, InputError
 from ebm.mesh import mesh
+from ebm.resources import shipped_rules_dir
+from tests.shipped import resources
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,7 +35,7 @@ def eval_script() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def matcher(concept_index: Path) -> DictionaryMatcher:
-    return DictionaryMatcher(concept_index)
+    return resources().matcher
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +76,7 @@ def test_index_meta_and_concepts(concept_index: Path) -> None:
 
 def test_missing_index_tells_to_run_setup(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="run `ebm setup`"):
-        DictionaryMatcher(tmp_path / "nothing")
+        resources().dictionary_matcher(tmp_path / "nothing")
 
 
 def test_first_bc5cdr_training_abstract(matcher: DictionaryMatcher, bc5cdr_train: list) -> None:
@@ -119,13 +121,16 @@ def test_stoplist_and_synonyms_apply(matcher: DictionaryMatcher, concept_index: 
     assert "Lead" not in names
     assert "Ethanol" in names  # synonym: alcohol -> Ethanol, not Alcohols
     assert "Drug-Related Side Effects and Adverse Reactions" in names
-    bare = DictionaryMatcher(concept_index, stoplist=Stoplist(frozenset(), frozenset()), synonyms=[])
+    r = resources()
+    bare = DictionaryMatcher(
+        concept_index, Stoplist(frozenset(), frozenset()), [], r.value("concept_adjectives")
+    )
     bare_names = [m.name for m in bare.match("The drug caused toxicity; alcohol use may lead to disease.")]
     assert {"Pharmaceutical Preparations", "Alcohols", "Lead", "Disease"} <= set(bare_names)
 
 
 def test_nested_matches_on_request(concept_index: Path) -> None:
-    nested = DictionaryMatcher(concept_index, nested={"CHEM"})
+    nested = resources().dictionary_matcher(concept_index, nested={"CHEM"})
     found = nested.match("dopamine receptor blockade")
     assert [(m.text, m.nested) for m in found] == [("dopamine receptor", False), ("dopamine", True)]
 
@@ -133,24 +138,24 @@ def test_nested_matches_on_request(concept_index: Path) -> None:
 def test_rule_table_errors_name_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "stop.tsv"
     bad.write_text("# header\nterm\tdrug\tok\nword\tdrug\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"stop.tsv:3: expected 'term<TAB>TEXT'"):
+    with pytest.raises(InputError, match=r"stop.tsv:3: column 'kind': 'word' is not one of term"):
         load_stoplist(bad)
     bad.write_text("salt\tsodium chloride\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"stop.tsv:1: salt entries are one word"):
+    with pytest.raises(InputError, match=r"stop.tsv:1: salt entries are one word"):
         load_stoplist(bad)
     bad.write_text("concept\tdrug\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"stop.tsv:1: 'drug' is not a concept ID"):
+    with pytest.raises(InputError, match=r"stop.tsv:1: 'drug' is not a concept ID"):
         load_stoplist(bad)
     syn = tmp_path / "syn.tsv"
     syn.write_text("alcohol\tD000431\n---\tD000431\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"syn.tsv:2: '---' has no letters or digits"):
+    with pytest.raises(InputError, match=r"syn.tsv:2: '---' has no letters or digits"):
         load_synonyms(syn)
 
 
 def test_shipped_rule_tables_load(concept_index: Path) -> None:
-    stop = load_stoplist()
+    stop = load_stoplist(shipped_rules_dir() / "concept_stoplist.tsv")
     assert "drug" in stop.keys
-    syn = dict(load_synonyms())
+    syn = dict(load_synonyms(shipped_rules_dir() / "concept_synonyms.tsv"))
     concepts = read_concepts(concept_index)
     assert all(cui in concepts for cui in syn.values())  # every synonym names a MeSH 2024 descriptor
 
@@ -171,18 +176,20 @@ def test_terms_file_is_sorted_and_deduplicated(concept_index: Path) -> None:
 
 
 def test_validators_for_rules_check(tmp_path: Path) -> None:
-    from ebm.concepts.matcher import validate_stoplist, validate_synonyms
-    from ebm.paths import rules_dir
-    from ebm.rules.check import Problem
+    import shutil
 
-    assert validate_stoplist(rules_dir() / "concept_stoplist.tsv") == []
-    assert validate_synonyms(rules_dir() / "concept_synonyms.tsv") == []
-    syn = tmp_path / "syn.tsv"
+    from ebm.rules.check import Problem, check_directory
+
+    rules = tmp_path / "rules"
+    shutil.copytree(shipped_rules_dir(), rules, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    syn = rules / "concept_synonyms.tsv"
     syn.write_text("# note\nalcohol\tD000431\nbooze\tD999999\tnot a descriptor\n", encoding="utf-8")
-    assert validate_synonyms(syn) == [Problem(str(syn), 3, "D999999 is not a MeSH 2024 descriptor UI")]
-    stop = tmp_path / "stop.tsv"
+    stop = rules / "concept_stoplist.tsv"
     stop.write_text("concept\tD999999\n", encoding="utf-8")
-    assert validate_stoplist(stop) == [Problem(str(stop), 1, "D999999 is not a MeSH 2024 descriptor UI")]
+    assert check_directory(rules, remember=False).problems == [
+        Problem(str(syn), 3, "D999999 is not a MeSH 2024 descriptor UI"),
+        Problem(str(stop), 1, "D999999 is not a MeSH 2024 descriptor UI"),
+    ]
 
 
 def test_adjective_entries_block_only_the_singular(matcher: DictionaryMatcher) -> None:

@@ -11,15 +11,27 @@ from pathlib import Path
 import pytest
 
 from ebm.cli import main
-from ebm.concepts.index import build_umls_index, read_concepts, read_lookup, read_meta
+from ebm.concepts.groups import UmlsGroups
+from ebm.concepts.index import build_umls_index as build_index
+from ebm.concepts.index import load_stopwords, read_concepts, read_lookup, read_meta
 from ebm.concepts.matcher import DictionaryMatcher, QuickUMLSMatcher, Stoplist
 from ebm.concepts.umls import iter_atoms, read_groups
 from ebm.errors import DataError
+from ebm.resources import shipped_rules_dir
 from tests import netguard
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_RRF = ROOT / "tests" / "fixtures" / "umls"
 NO_STOPLIST = Stoplist(frozenset(), frozenset())
+STOPWORDS = load_stopwords(shipped_rules_dir() / "stopwords_en.txt")
+
+
+def build_umls_index(rrf: Path, out: Path, **options: object) -> object:
+    """With the shipped group table and stopwords."""
+    groups = UmlsGroups.load(shipped_rules_dir() / "umls_semantic_groups.tsv")
+    return build_index(rrf, out, groups, STOPWORDS, **options)  # type: ignore[arg-type]
+
+
 TEXT = "Amoxycilin for middle ear inflammation in children: treatment of otitis media and hypoacusis"
 
 
@@ -43,7 +55,7 @@ def test_reader_keeps_english_unsuppressed_rows() -> None:
 
 
 def test_groups_come_from_semantic_types() -> None:
-    groups = read_groups(FIXTURE_RRF)
+    groups = read_groups(FIXTURE_RRF, UmlsGroups.load(shipped_rules_dir() / "umls_semantic_groups.tsv"))
     assert groups["C0029882"] == ("DISO",)
     assert groups["C0002645"] == ("CHEM",)  # Antibiotic and Organic Chemical: one group
     assert groups["C0008059"] == ("GRUP",)  # Age Group
@@ -64,7 +76,10 @@ def test_index_built_from_umls(umls_index: Path) -> None:
 
 
 def test_dictionary_matcher_on_umls_index(umls_index: Path) -> None:
-    m = DictionaryMatcher(umls_index, stoplist=NO_STOPLIST)  # shipped synonyms name MeSH IDs: ignored
+    from tests.shipped import resources
+
+    r = resources()  # shipped synonyms name MeSH IDs: ignored
+    m = DictionaryMatcher(umls_index, NO_STOPLIST, r.value("concept_synonyms"), r.value("concept_adjectives"))
     found = [(x.text, x.cui, x.groups) for x in m.match(TEXT)]
     assert found == [
         ("middle ear inflammation", "C0029882", ("DISO",)),
@@ -76,18 +91,18 @@ def test_dictionary_matcher_on_umls_index(umls_index: Path) -> None:
 
 
 def test_quickumls_matcher_finds_approximate_matches(umls_index: Path) -> None:
-    q = QuickUMLSMatcher(umls_index, threshold=0.7, stoplist=NO_STOPLIST)
+    q = QuickUMLSMatcher(umls_index, NO_STOPLIST, STOPWORDS, threshold=0.7)
     found = {x.text: x for x in q.match(TEXT)}
     assert found["Amoxycilin"].cui == "C0002645" and 0.7 <= found["Amoxycilin"].similarity < 1
     assert found["otitis media"].similarity == 1.0 and found["otitis media"].groups == ("DISO",)
-    strict = QuickUMLSMatcher(umls_index, threshold=1.0, stoplist=NO_STOPLIST)
+    strict = QuickUMLSMatcher(umls_index, NO_STOPLIST, STOPWORDS, threshold=1.0)
     assert "Amoxycilin" not in {x.text for x in strict.match(TEXT)}
 
 
 def test_quickumls_needs_its_part_of_the_index(tmp_path: Path) -> None:
     build_umls_index(FIXTURE_RRF, tmp_path / "c", with_quickumls=False)
     with pytest.raises(DataError, match="without QuickUMLS"):
-        QuickUMLSMatcher(tmp_path / "c")
+        QuickUMLSMatcher(tmp_path / "c", NO_STOPLIST, STOPWORDS)
 
 
 def test_bad_release_is_reported(tmp_path: Path) -> None:
@@ -121,14 +136,19 @@ import json, sys
 from pathlib import Path
 from tests import netguard
 netguard.install()
-from ebm.concepts.index import build_umls_index
+from ebm.concepts.groups import UmlsGroups
+from ebm.concepts.index import build_umls_index, load_stopwords
+from ebm.concepts.matcher import Stoplist
+from ebm.resources import shipped_rules_dir
 out = Path(sys.argv[1])
-build_umls_index(Path(sys.argv[2]), out)
+stop = load_stopwords(shipped_rules_dir() / "stopwords_en.txt")
+groups = UmlsGroups.load(shipped_rules_dir() / "umls_semantic_groups.tsv")
+build_umls_index(Path(sys.argv[2]), out, groups, stop)
 error = None
 try:
     if sys.argv[3] == "ours":
         from ebm.concepts.matcher import QuickUMLSMatcher
-        found = [m.cui for m in QuickUMLSMatcher(out).match("otitis media in children")]
+        found = [m.cui for m in QuickUMLSMatcher(out, Stoplist(frozenset(), frozenset()), stop).match("otitis media in children")]
     else:  # QuickUMLS as shipped, on the same index
         from quickumls import QuickUMLS
         found = [g[0]["cui"] for g in QuickUMLS(str(out / "quickumls")).match("otitis media")]

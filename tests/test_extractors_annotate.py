@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from ebm.citation import Citation
-from ebm.concepts.matcher import DictionaryMatcher
 from ebm.medline import iter_bundled
 from extractors.annotate import Annotation, Annotator
 
@@ -18,7 +17,9 @@ PMIDS = {"9505772", "16691061", "20369616"}
 
 @pytest.fixture(scope="module")
 def annotator(concept_index: Path) -> Annotator:
-    return Annotator(matcher=DictionaryMatcher(concept_index))
+    from tests.shipped import resources
+
+    return Annotator(resources())
 
 
 @pytest.fixture(scope="module")

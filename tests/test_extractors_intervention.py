@@ -7,22 +7,19 @@ from pathlib import Path
 import pytest
 
 from ebm.citation import Citation
-from ebm.concepts.annotate import Concept, annotate
-from ebm.concepts.matcher import DictionaryMatcher
+from ebm.concepts.annotate import Concept
 from ebm.errors import InputError
 from ebm.medline import iter_bundled
 from ebm.mesh import mesh
-from ebm.paths import rules_dir
+from ebm.resources import shipped_rules_dir as rules_dir
 from ebm.text.document import Document
-from ebm.text.pipeline import default_pipeline
 from extractors.cues import best_cue, load_weighted_cues
 from extractors.intervention import (
     POSITION_WEIGHTS,
-    default_kinds,
-    extract_interventions,
     load_intervention_terms,
     position_class,
 )
+from tests.shipped import annotate, default_kinds, default_pipeline, extract_interventions
 
 PMIDS = {
     "7028532", "8101194", "9833745", "16124442", "17954800", "20369616", "23782653", "9842079",
@@ -32,7 +29,7 @@ PMIDS = {
 
 @pytest.fixture(scope="module")
 def processed(concept_index: Path) -> dict[str, tuple[Citation, Document, list[Concept]]]:
-    matcher = DictionaryMatcher(concept_index)
+    matcher = None
     pipeline = default_pipeline()
     out = {}
     for c in iter_bundled():

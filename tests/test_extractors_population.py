@@ -7,13 +7,11 @@ from pathlib import Path
 import pytest
 
 from ebm.citation import Citation
-from ebm.concepts.annotate import annotate
-from ebm.concepts.matcher import DictionaryMatcher
 from ebm.errors import InputError
-from ebm.text.pipeline import default_pipeline
 from extractors.candidate import Candidate
-from extractors.population import extract_population, load_population_words, number_value
+from extractors.population import load_population_words, number_value
 from tests.conftest import bundled_citations
+from tests.shipped import annotate, default_pipeline, extract_population
 
 PMIDS = {"7028532", "16691061", "20337202", "24371832", "19370593", "20369616", "1621668"}
 
@@ -25,7 +23,7 @@ def citations() -> dict[str, Citation]:
 
 @pytest.fixture(scope="module")
 def population(concept_index: Path, citations: dict[str, Citation]):
-    matcher = DictionaryMatcher(concept_index)
+    matcher = None
     pipeline = default_pipeline()
 
     def run(pmid: str) -> list[Candidate]:

@@ -7,15 +7,14 @@ from pathlib import Path
 import pytest
 
 from ebm.citation import Citation
-from ebm.concepts.annotate import Concept, annotate
-from ebm.concepts.matcher import DictionaryMatcher
+from ebm.concepts.annotate import Concept
 from ebm.errors import InputError
 from ebm.mesh import mesh
 from ebm.text.document import Document
-from ebm.text.pipeline import default_pipeline
-from extractors.problem import SCOPES, default_problem_kinds, extract_problems, is_ancestor, is_disorder
+from extractors.problem import SCOPES, is_ancestor, is_disorder
 from extractors.tree_weights import load_tree_weights
 from tests.conftest import bundled_citations
+from tests.shipped import annotate, default_pipeline, default_problem_kinds, extract_problems
 
 PMIDS = {
     "7028532",
@@ -43,7 +42,7 @@ def citations() -> dict[str, Citation]:
 
 @pytest.fixture(scope="module")
 def processed(concept_index: Path, citations: dict[str, Citation]):
-    matcher = DictionaryMatcher(concept_index)
+    matcher = None
     pipeline = default_pipeline()
     out: dict[str, tuple[Document, list[Concept]]] = {}
     for pmid, c in citations.items():
@@ -183,10 +182,10 @@ def test_bad_kind_table_names_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(
         InputError, match=r"problem_kinds\.tsv:3: no MeSH 2024 descriptor has tree number C99\.999"
     ):
-        load_tree_weights(bad)
+        load_tree_weights(bad, mesh())
     bad.write_text("D999999\t1\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"problem_kinds\.tsv:1: D999999 is not a MeSH 2024 descriptor UI"):
-        load_tree_weights(bad)
+        load_tree_weights(bad, mesh())
     bad.write_text("C23\tmuch\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"problem_kinds\.tsv:1: column 'weight'"):
-        load_tree_weights(bad)
+        load_tree_weights(bad, mesh())

@@ -8,21 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from ebm.concepts.annotate import annotate
-from ebm.concepts.matcher import DictionaryMatcher
 from ebm.errors import DataError
 from ebm.mesh import mesh
 from ebm.paths import package_data
-from ebm.text.pipeline import default_pipeline
 from extractors.problem import is_disorder
 from extractors.problem_ranker import (
     MODEL_FILE,
     ProblemRanker,
-    default_problem_ranker,
     load_problem_ranker,
     problem_features,
 )
 from tests.conftest import load_script
+from tests.shipped import annotate, default_pipeline, default_problem_kinds, default_problem_ranker, primary
 
 corpus = load_script("problem_corpus")
 trainer = load_script("train_problem_ranker")
@@ -32,12 +29,12 @@ trainer = load_script("train_problem_ranker")
 def held_out_pools(concept_index: Path, shared: Path) -> list[tuple[str, object, set[str]]]:
     """Odd-PMID citations of the bench question pools (never trained on), with their features."""
     pooled = corpus.pool_pmids(shared / "bench" / "pools.run")
-    matcher, pipeline = DictionaryMatcher(concept_index), default_pipeline()
+    matcher, pipeline = __import__('tests.shipped').shipped.default_matcher(), default_pipeline()
     out = []
     for c, gold in corpus.problem_citations():
         if c.pmid in pooled and int(c.pmid) % 2:
             doc = pipeline.process(c)
-            out.append((c.pmid, problem_features(doc, annotate(doc, matcher)), gold))
+            out.append((c.pmid, problem_features(doc, annotate(doc, matcher), vocabulary=mesh(), kinds=default_problem_kinds()), gold))
     return out
 
 
@@ -74,11 +71,11 @@ def test_primary_comes_with_its_evidence(concept_index: Path) -> None:
 
     c = bundled_citations({"16691061"})["16691061"]  # cellulose sulfate gel in HIV-infected women
     doc = default_pipeline().process(c)
-    problems, primary = default_problem_ranker().primary(doc, annotate(doc, DictionaryMatcher(concept_index)))
-    assert primary is not None and primary.names == ("HIV Infections",)
-    assert primary.concepts in [p.concepts for p in problems]
-    assert primary.evidence[-1].startswith("learned ranker: primary problem (p 0.")
-    assert "training abstracts naming it" in primary.evidence[-1]
+    problems, chosen = primary(default_problem_ranker(), doc, annotate(doc))
+    assert chosen is not None and chosen.names == ("HIV Infections",)
+    assert chosen.concepts in [p.concepts for p in problems]
+    assert chosen.evidence[-1].startswith("learned ranker: primary problem (p 0.")
+    assert "training abstracts naming it" in chosen.evidence[-1]
 
 
 def test_model_file_round_trip_is_byte_identical(tmp_path: Path) -> None:

@@ -17,8 +17,8 @@ from sklearn.naive_bayes import MultinomialNB
 from ebm.citation import AbstractSection
 from ebm.errors import DataError
 from ebm.medline.reader import read_citations
-from ebm.text.pipeline import TextPipeline, default_pipeline
-from extractors.outcome import OutcomeModel, default_model, extract_outcomes, load_model
+from ebm.text.pipeline import TextPipeline
+from extractors.outcome import OutcomeModel, load_model
 from extractors.outcome_features import ngram_features, position_keys, semantic_features, words
 from extractors.outcome_training import (
     Example,
@@ -29,6 +29,7 @@ from extractors.outcome_training import (
     train,
 )
 from tests.conftest import load_script
+from tests.shipped import default_cues, default_model, default_pipeline
 
 oc = load_script("outcome_corpus")
 
@@ -195,9 +196,9 @@ def test_information_gain_is_mutual_information(small_examples: list[Example]) -
 
 def test_training_is_reproducible_and_stacks_on_held_out_folds(small_examples: list[Example]) -> None:
     config = TrainingConfig(folds=3, ig_features=300)
-    a = train(small_examples, seed=5, config=config)
-    b = train(small_examples, seed=5, config=config)
-    c = train(small_examples, seed=6, config=config)
+    a = train(small_examples, seed=5, config=config, cues=default_cues())
+    b = train(small_examples, seed=5, config=config, cues=default_cues())
+    c = train(small_examples, seed=6, config=config, cues=default_cues())
     ja = json.dumps(round_model(a.model).to_json(), sort_keys=True)
     assert ja == json.dumps(round_model(b.model).to_json(), sort_keys=True)
     assert a.model.stack.weights != c.model.stack.weights  # other folds, other held-out scores
@@ -218,14 +219,14 @@ def test_training_is_reproducible_and_stacks_on_held_out_folds(small_examples: l
 
 
 def test_model_file_round_trip(small_examples: list[Example], tmp_path: Path) -> None:
-    model = round_model(train(small_examples, seed=5, config=TrainingConfig(folds=3, ig_features=300)).model)
+    model = round_model(train(small_examples, seed=5, config=TrainingConfig(folds=3, ig_features=300), cues=default_cues()).model)
     path = tmp_path / "m.json.gz"
     model.save(path)
     again = load_model(path)
     doc = small_examples[0].doc
     # same scores (up to float summation order: the file sorts its keys)
-    assert [c.probability for c in again.score(doc)] == pytest.approx(
-        [c.probability for c in model.score(doc)]
+    assert [c.probability for c in again.score(doc, default_cues())] == pytest.approx(
+        [c.probability for c in model.score(doc, default_cues())]
     )
     model.save(tmp_path / "m2.json.gz")
     assert path.read_bytes() == (tmp_path / "m2.json.gz").read_bytes()
@@ -286,7 +287,7 @@ def test_shipped_model_beats_last_sentences_on_held_out_abstracts(eo: list, pipe
         if not gold:
             continue
         n += 1
-        ranked = [c.sentence for c in extract_outcomes(p.document, model=model)]
+        ranked = [c.sentence for c in model.score(p.document, default_cues())]
         for k in (2, 3):
             hits[k] += bool(gold & set(ranked[:k]))
             base[k] += bool(gold & set(range(len(p.labels) - k, len(p.labels))))
@@ -314,7 +315,7 @@ def test_candidates_carry_span_probability_and_evidence(pipeline: TextPipeline) 
             ),
         ],
     )
-    cands = extract_outcomes(doc)
+    cands = default_model().score(doc, default_cues())
     assert len(cands) == len(doc.sentences)
     assert [c.evidence.stacked for c in cands] == sorted((c.evidence.stacked for c in cands), reverse=True)
     # the two results sentences first, the title and the design sentence after them
@@ -338,23 +339,21 @@ def test_candidates_carry_span_probability_and_evidence(pipeline: TextPipeline) 
 def test_semantic_classifier_uses_real_concepts(
     concept_index: Path, eo: list, pipeline: TextPipeline
 ) -> None:
-    from ebm.concepts import annotate
-    from ebm.concepts.matcher import DictionaryMatcher
+    from tests.shipped import annotate, resources
 
     model: OutcomeModel = default_model()
     if model.semantic is None:
         pytest.skip("shipped model trained without concepts")
     r = {x.pmid: x for x in eo}["35075109"]
     doc = oc.process(r, pipeline).document
-    matcher = DictionaryMatcher(concept_index)
-    concepts = annotate(doc, matcher)
-    ctx = oc.semantic_context(doc, matcher)
+    concepts = annotate(doc)
+    ctx = oc.semantic_context(doc, resources())
     feats = semantic_features(doc, concepts, ctx.primary_problem, ctx.interventions)
     assert any(f.startswith("G:") for fs in feats for f in fs)
-    with_sem = model.score(doc, concepts, ctx.primary_problem, ctx.interventions)
+    with_sem = model.score(doc, default_cues(), concepts, ctx.primary_problem, ctx.interventions)
     assert all("semantic" in c.evidence.scores for c in with_sem)
     assert set(with_sem[0].evidence.weights) == {"intercept", *model.stack_semantic.weights}
-    without = model.score(doc)
+    without = model.score(doc, default_cues())
     assert all("semantic" not in c.evidence.scores for c in without)
     # a sentence naming the intervention gets the marker
     if ctx.interventions:

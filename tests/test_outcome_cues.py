@@ -6,9 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from ebm.errors import DataError
-from ebm.paths import rules_dir
-from extractors.outcome_cues import CueTable, read_cues
+from ebm.errors import InputError
+from ebm.resources import shipped_rules_dir as rules_dir
+from extractors.outcome_cues import read_cues
+from extractors.outcome_cues import CueTable as _CueTable
+
+
+def CueTable(path: Path | None = None) -> _CueTable:  # noqa: N802 -- the table of a file (default: shipped)
+    path = path or rules_dir() / "outcome_cues.tsv"
+    return _CueTable(read_cues(path), path)
 from extractors.outcome_features import phrase_count, tokenize, words
 
 # Real sentences: EvidenceOutcomes PMID 35075109 (a training abstract), MEDLINE PMID 26702203.
@@ -48,30 +54,30 @@ def test_shipped_table_loads_and_every_row_is_used() -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("phrase\tsignificantly\n", "3:.*expected KIND<TAB>PATTERN<TAB>WEIGHT"),
-        ("word\tsignificantly\t0.5\n", "3:.*unknown kind 'word'"),
-        ("phrase\tsignificantly\tmuch\n", "3:.*weight 'much' is not a number"),
-        ("phrase\tsignificantly\t1.5\n", r"3:.*must be in \[-1, 1\]"),
+        ("phrase\tsignificantly\n", "3: column 'weight' is missing"),
+        ("word\tsignificantly\t0.5\n", "3: column 'kind': 'word' is not one of phrase, regex"),
+        ("phrase\tsignificantly\tmuch\n", "3: column 'weight': 'much' is not a number"),
+        ("phrase\tsignificantly\t1.5\n", r"3: column 'weight': 1.5 is above the maximum 1"),
         ("phrase\tsignificantly\t0\n", "3:.*not 0"),
         ("regex\tp\\s*(<\t0.5\n", "3:.*bad regular expression"),
         ("regex\tp\\s*(<)\t0.5\n", r"3:.*\(\?:\.\.\.\)"),
         ("regex\tNCT\\d+\t0.5\n", "3:.*lower case"),
         ("regex\tx*\t0.5\n", "3:.*matches the empty string"),
         ("phrase\t95 % ci\t0.5\n", "3:.*<num>"),
-        ("phrase\t\t0.5\n", "3:.*empty pattern"),
+        ("phrase\t\t0.5\n", "3: column 'pattern' is empty"),
         ("phrase\tadverse events\t0.5\nphrase\tAdverse  Events\t0.4\n", "4:.*already given on line 3"),
         ("", "no cues"),
     ],
 )
 def test_table_errors_name_file_and_line(tmp_path: Path, body: str, message: str) -> None:
     path = table(tmp_path, body)
-    with pytest.raises(DataError, match=message) as err:
+    with pytest.raises(InputError, match=message) as err:
         CueTable(path)
     assert str(path) in str(err.value)
 
 
-def test_missing_table_is_a_data_error(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="missing"):
+def test_missing_table_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="rule table not found"):
         CueTable(tmp_path / "nope.tsv")
 
 

@@ -12,9 +12,16 @@ from ebm.cli import main
 from ebm.errors import InputError
 from ebm.medline.reader import read_citations
 from ebm.mesh import mesh
-from ebm.paths import rules_dir
-from ebm.rules import load_rules, qualifiers
+from ebm.resources import Resources, shipped_rules_dir
+from ebm.rules import RuleSet, qualifiers
 from ebm.rules.check import check_directory
+
+rules_dir = shipped_rules_dir
+
+
+def load_rules(directory: Path | None = None) -> RuleSet:
+    """The scoring and query tables of a validated rules directory."""
+    return Resources.load(directory, vocabulary=None).rules
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +62,8 @@ def test_qualifier_list_covers_every_qualifier_in_real_medline(shared: Path) -> 
     assert len(qualifiers.QUALIFIERS) == 76
     seen: dict[str, str | None] = {}
     for f in sorted((shared / "medline").iterdir()):
+        if not f.is_file():
+            continue
         for c in read_citations(f):
             for h in c.mesh_headings or ():
                 for q in h.qualifiers:
@@ -74,7 +83,7 @@ def test_task_weights_follow_section_6_3() -> None:
     voc = mesh()
 
     def weight(task: str, h: MeshHeading) -> float:
-        return r.task_indicators.weights(task).score([h], voc)
+        return r.task_indicators.weights(task, voc).score([h], voc)
 
     oral = heading("Administration, Oral")  # a child of Drug Administration Routes
     assert weight("therapy", heading("Administration, Oral", True)) == 1
@@ -110,7 +119,7 @@ def test_task_weights_follow_section_6_3() -> None:
 
 def test_task_hits_explain_the_deciding_row() -> None:
     r = load_rules()
-    w = r.task_indicators.weights("diagnostic test")  # frame task -> diagnosis rows
+    w = r.task_indicators.weights("diagnostic test", mesh())  # frame task -> diagnosis rows
     hits = w.hits([heading("Random Allocation")], mesh())
     assert len(hits) == 1
     hit = hits[0]
@@ -129,7 +138,7 @@ def test_real_citations_rank_by_task(citations: dict[str, Citation]) -> None:
     imaging = citations["25919099"]  # Postsurgical volumetric airway changes (CT measurements)
 
     def s(task: str, c: Citation) -> float:
-        return r.task_indicators.weights(task).score(c.mesh_headings, voc)
+        return r.task_indicators.weights(task, voc).score(c.mesh_headings, voc)
 
     assert s("therapy", rct) > s("therapy", case_report) > s("therapy", genomics)
     assert s("diagnosis", imaging) > s("diagnosis", rct)
@@ -140,17 +149,17 @@ def test_real_citations_rank_by_task(citations: dict[str, Citation]) -> None:
 
 def test_study_types_from_real_publication_types(citations: dict[str, Citation]) -> None:
     st = load_rules().study_types
-    rct = st.classify(citations["22508830"])
+    rct = st.classify(citations["22508830"], mesh())
     assert (rct.s_study, rct.grade, rct.study_class) == (0.5, "A", "clinical trial")
-    phase2 = st.classify(citations["23415808"])  # phase II, not randomized
+    phase2 = st.classify(citations["23415808"], mesh())  # phase II, not randomized
     assert (phase2.s_study, phase2.grade) == (0.5, "B")
-    case = st.classify(citations["25636559"])
+    case = st.classify(citations["25636559"], mesh())
     assert (case.s_study, case.grade, case.study_class) == (0.3, "C", "observational")
-    animal = st.classify(citations["20501835"])  # mouse strains: Animals without Humans
+    animal = st.classify(citations["20501835"], mesh())  # mouse strains: Animals without Humans
     assert (animal.s_study, animal.grade, animal.study_class) == (-1.5, "C", "non-clinical")
-    review = st.classify(citations["11034741"])  # a Cochrane review (Review only)
+    review = st.classify(citations["11034741"], mesh())  # a Cochrane review (Review only)
     assert (review.s_study, review.grade) == (0.0, None)
-    unknown = st.classify(Citation("1"))
+    unknown = st.classify(Citation("1"), mesh())
     assert (unknown.s_study, unknown.grade, unknown.study_row) == (0.0, None, None)
 
 
@@ -273,7 +282,8 @@ def test_other_modules_validators_run_through_the_hook(rules_copy: Path) -> None
     report = check_directory(rules_copy)
     assert "semantic_groups.tsv" in report.checked
     assert [p.file for p in report.problems] == [str(sg)]
-    assert "unknown semantic group 'DISORDER'" in report.problems[0].message
+    assert "'DISORDER' is not one of" in report.problems[0].message
+    assert "did you mean 'DISO'?" in report.problems[0].message
     assert report.problems[0].line is not None
 
 
@@ -289,15 +299,14 @@ def test_missing_table_and_directory(rules_copy: Path, tmp_path: Path) -> None:
 def test_edited_copy_changes_the_weights(rules_copy: Path, citations: dict[str, Citation]) -> None:
     voc = mesh()
     rct = citations["22508830"]
-    shipped = load_rules().task_indicators.weights("therapy").score(rct.mesh_headings, voc)
+    shipped = load_rules().task_indicators.weights("therapy", voc).score(rct.mesh_headings, voc)
     ti = rules_copy / "task_indicators.tsv"
     _edit(ti, "therapy\tqualifier\ttherapeutic use\t1\t0.5", "therapy\tqualifier\ttherapeutic use\t5\t3")
-    edited = load_rules(rules_copy).task_indicators.weights("therapy").score(rct.mesh_headings, voc)
+    edited = load_rules(rules_copy).task_indicators.weights("therapy", voc).score(rct.mesh_headings, voc)
     uses = [q for h in rct.mesh_headings for q in h.qualifiers if q.name == "therapeutic use"]
     assert uses
     expected = sum((5 - 1) if q.major else (3 - 0.5) for q in uses)
     assert edited == pytest.approx(shipped + expected)
-    assert load_rules(rules_copy) is load_rules(rules_copy)  # cached until the files change
 
 
 def test_copy_command(tmp_path: Path, capsys) -> None:
@@ -327,9 +336,9 @@ def test_a_table_may_be_toml(rules_copy: Path, citations: dict[str, Citation]) -
     for pmid in ("22508830", "25919099", "25371200"):
         headings = citations[pmid].mesh_headings
         for task in ("therapy", "prevention", "diagnosis", "prognosis", "etiology"):
-            assert loaded.task_indicators.weights(task).score(
+            assert loaded.task_indicators.weights(task, voc).score(
                 headings, voc
-            ) == load_rules().task_indicators.weights(task).score(headings, voc)
+            ) == load_rules().task_indicators.weights(task, voc).score(headings, voc)
     toml.write_text(toml.read_text().replace('term = "Random Allocation"', 'term = "Random Alocation"'))
     with pytest.raises(
         InputError, match=r"task_indicators.toml:\d+: Random Alocation: not a MeSH descriptor"
@@ -342,34 +351,34 @@ def test_a_table_may_be_toml(rules_copy: Path, citations: dict[str, Citation]) -
 
 @pytest.fixture()
 def validations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """A fresh verdict store (EBM_HOME in tmp_path), no in-memory rule cache, and the names of
-    the tables validated against MeSH since."""
-    import ebm.rules
-    import ebm.rules.check as check_module
+    """A fresh verdict store (EBM_HOME in tmp_path) and the names of the tables validated
+    (their declared validator run) since."""
+    from dataclasses import replace
+
+    from ebm.rules import registry
 
     monkeypatch.setenv("EBM_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(ebm.rules, "_cache", {})
     calls: list[str] = []
-    real = check_module.check_loaded
+    for spec in registry.specs():
+        if spec.validate is None:
+            continue
 
-    def counting(name: str, table: object, voc: object) -> list:
-        calls.append(name)
-        return real(name, table, voc)
+        def counting(t: object, v: object, ctx: object, _name: str = spec.name, _real=spec.validate) -> list:
+            calls.append(_name)
+            return _real(t, v, ctx)
 
-    monkeypatch.setattr(check_module, "check_loaded", counting)
+        monkeypatch.setitem(registry.REGISTRY, spec.name, replace(spec, validate=counting))
     return calls
 
 
-def test_unchanged_tables_load_without_validating_again(
-    rules_copy: Path, validations: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import ebm.rules
+VALIDATED = [s.name for s in __import__("ebm.rules.registry").rules.registry.specs() if s.validate]
 
+
+def test_unchanged_tables_load_without_validating_again(rules_copy: Path, validations: list[str]) -> None:
     first = load_rules(rules_copy)
-    assert sorted(validations) == ["clinical_queries", "journals", "study_types", "task_indicators"]
+    assert sorted(validations) == sorted(VALIDATED)
     validations.clear()
-    monkeypatch.setattr(ebm.rules, "_cache", {})  # as a new process would start
-    second = load_rules(rules_copy)
+    second = load_rules(rules_copy)  # as a new process would: passes are on disk
     assert validations == []
     assert second is not first and second.task_indicators.rows == first.task_indicators.rows
     assert second.study_types.rows == first.study_types.rows
@@ -416,24 +425,31 @@ def test_check_output_is_the_same_with_and_without_remembered_passes(rules_copy:
     assert remembered.checked == fresh.checked and remembered.unchecked == fresh.unchecked
 
 
-def test_other_modules_verdicts_follow_their_inputs(
+def test_verdicts_follow_their_inputs(
     rules_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A validator reading the concept index or another table is run again when they change."""
+    from ebm.rules.check import _key
+    from ebm.rules.registry import REGISTRY
     from ebm.rules.verdicts import Verdicts
 
     monkeypatch.setenv("EBM_HOME", str(tmp_path / "home"))
     verdicts = Verdicts()
-    spec, name = "ebm.concepts.matcher:validate_adjectives", "concept_adjectives.tsv"
-    keys = [verdicts.external_key(spec, name, rules_copy)]
+    spec = REGISTRY["concept_adjectives"]
+    content = spec.path(rules_copy).read_bytes()
     index = tmp_path / "home" / "concepts"  # adjective rows are looked up in the concept index
+    keys = [_key(verdicts, spec, content, rules_copy, index)]
     index.mkdir(parents=True)
     (index / "meta.json").write_text("{}")
-    keys.append(verdicts.external_key(spec, name, rules_copy))
+    keys.append(_key(verdicts, spec, content, rules_copy, index))
     (index / "meta.json").write_text('{"rebuilt": true}')
-    keys.append(verdicts.external_key(spec, name, rules_copy))
-    journals = rules_copy / "journals.tsv"  # a sibling table: a validator may read it
-    journals.write_text(journals.read_text() + "\n")
-    keys.append(verdicts.external_key(spec, name, rules_copy))
-    keys.append(verdicts.external_key("ebm.concepts.matcher:validate_stoplist", name, rules_copy))
+    keys.append(_key(verdicts, spec, content, rules_copy, index))
+    synonyms = rules_copy / "concept_synonyms.tsv"  # the table its validator reads
+    synonyms.write_text(synonyms.read_text() + "\n")
+    keys.append(_key(verdicts, spec, content, rules_copy, index))
+    keys.append(_key(verdicts, REGISTRY["concept_stoplist"], content, rules_copy, index))
     assert len(set(keys)) == len(keys)
-    assert verdicts.external_key(spec, name, rules_copy) == keys[-2]
+    assert _key(verdicts, spec, content, rules_copy, index) == keys[-2]
+    journals = rules_copy / "journals.tsv"  # not read by it: same key
+    journals.write_text(journals.read_text() + "\n")
+    assert _key(verdicts, spec, content, rules_copy, index) == keys[-2]

@@ -12,7 +12,6 @@ from ebm.evaluation.sweep import CombinationScores, combined_scores
 from ebm.frame import frame_from_args, load_frame
 from ebm.frame_concepts import frame_concepts
 from ebm.mesh import mesh
-from ebm.rules import load_rules
 from ebm.scoring import (
     EQUAL,
     THERAPY_TUNED,
@@ -27,6 +26,7 @@ from ebm.scoring import (
 from ebm.scoring.term import words
 from extractors.annotate import Annotation, Annotator
 from tests import scoring_pool
+from tests.shipped import load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,7 +43,7 @@ def pool(annotator: Annotator) -> dict[str, Annotation]:
 
 def test_ebm_score_is_the_weighted_sum(annotator: Annotator, pool: dict[str, Annotation]) -> None:
     frame = frame_from_args("therapy", problem="myocardial ischemia", intervention=["tracheal extubation"])
-    fc = frame_concepts(frame, annotator.matcher)
+    fc = frame_concepts(frame, annotator.matcher, mesh())
     rules, v = load_rules(), mesh()
     for weights in (Weights(), Weights(*THERAPY_TUNED), Weights(1.0, 0.0), Weights(0.0, 0.0)):
         for ann in pool.values():
@@ -65,7 +65,7 @@ def test_ebm_score_is_the_weighted_sum(annotator: Annotator, pool: dict[str, Ann
 def test_equal_weights_rank_as_the_unweighted_sum(annotator: Annotator, pool: dict[str, Annotation]) -> None:
     """The default l1 = l2 = 1/3 is equation 3 (S_PICO + S_SoE + S_task) scaled: the same order."""
     frame = frame_from_args("therapy", problem="myocardial ischemia")
-    fc = frame_concepts(frame, annotator.matcher)
+    fc = frame_concepts(frame, annotator.matcher, mesh())
     scores = [
         score_citation(fc, a, load_rules(), mesh(), ScoringConfig(Weights(), 2024)) for a in pool.values()
     ]

@@ -32,7 +32,7 @@ def pool(annotator: Annotator) -> dict[str, Annotation]:
 
 def scores(annotator: Annotator, ann: Annotation, task: str = "therapy", **slots):
     """(the paper's S_PICO, S_match) of one citation for a frame built from ``slots``."""
-    fc = frame_concepts(frame_from_args(task, **slots), annotator.matcher)
+    fc = frame_concepts(frame_from_args(task, **slots), annotator.matcher, mesh())
     return score_pico(fc, ann), score_topical(fc, ann, mesh())
 
 
@@ -99,7 +99,7 @@ def test_problem_found_beyond_the_primary_weighs_by_prominence(
             unrelated = all(h.relation(cui, p) is None for p in primary.concepts)
             if not cui or not unrelated or content_words(name) & content_words(primary.text):
                 continue
-            fc = frame_concepts(frame_from_args("therapy", problem=name), annotator.matcher)
+            fc = frame_concepts(frame_from_args("therapy", problem=name), annotator.matcher, mesh())
             if fc.problem is None or [c.cui for c in fc.problem.concepts] != [cui]:
                 continue
             paper, match = score_pico(fc, ann), score_topical(fc, ann, mesh())
@@ -165,7 +165,7 @@ def test_problem_without_a_concept_falls_back_to_its_words(
     annotator: Annotator, pool: dict[str, Annotation]
 ) -> None:
     rct = pool["rct"]
-    fc = frame_concepts(frame_from_args("therapy", problem="late extubation failure"), annotator.matcher)
+    fc = frame_concepts(frame_from_args("therapy", problem="late extubation failure"), annotator.matcher, mesh())
     assert fc.problem is not None and not fc.problem.concepts
     match = score_topical(fc, rct, mesh())
     wanted = content_words("late extubation failure")

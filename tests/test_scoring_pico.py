@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from ebm.mesh import mesh
 from ebm.citation import AbstractSection, Citation
 from ebm.frame import frame_from_args
 from ebm.frame_concepts import frame_concepts
@@ -35,7 +36,7 @@ def pool(annotator: Annotator) -> dict[str, Annotation]:
 
 def pico(annotator: Annotator, ann: Annotation, task: str = "therapy", **slots):
     frame = frame_from_args(task, **slots)
-    return score_pico(frame_concepts(frame, annotator.matcher), ann)
+    return score_pico(frame_concepts(frame, annotator.matcher, mesh()), ann)
 
 
 def test_problem_same_concept(annotator: Annotator, pool: dict[str, Annotation]) -> None:
@@ -50,7 +51,7 @@ def test_problem_same_concept(annotator: Annotator, pool: dict[str, Annotation])
 def test_problem_partial_string_match(annotator: Annotator, pool: dict[str, Annotation]) -> None:
     rct = pool["rct"]
     frame = frame_from_args("therapy", problem="brain ischemia")
-    fc = frame_concepts(frame, annotator.matcher)
+    fc = frame_concepts(frame, annotator.matcher, mesh())
     # A different concept from the trial's primary problem, sharing the word "ischemia".
     assert fc.problem is not None and fc.problem.concepts
     assert not {c.cui for c in fc.problem.concepts} & set(rct.primary_problem.concepts)
@@ -142,7 +143,7 @@ def test_frame_concepts_keep_slot_groups_and_drop_generic_concepts(annotator: An
         population=["elderly patients"],
         intervention=["diagnosis with echocardiography"],
     )
-    fc = frame_concepts(frame, annotator.matcher)
+    fc = frame_concepts(frame, annotator.matcher, mesh())
     assert fc.problem is not None
     assert [c.name for c in fc.problem.concepts] == ["Muscle Cramp"]  # the disorder, not "Leg"
     (pop,) = fc.population

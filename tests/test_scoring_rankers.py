@@ -244,7 +244,7 @@ def test_explain_shows_the_match_and_the_weights(pipeline: Pipeline, pool: dict[
 def test_a_warm_question_never_loads_the_annotator(tmp_path: Path, concept_index: Path) -> None:
     frame = load_frame(ROOT / "questions" / "hypomagnesemia_causes.yaml")
     config = AskConfig(cache_path=tmp_path / "annotations.sqlite", year=YEAR, candidates=10)
-    kw = {"source": scoring_pool.store(), "matcher": scoring_pool.matcher()}
+    kw = {"source": scoring_pool.store(), "resources": scoring_pool.resources()}
     with Pipeline(config, annotator=scoring_pool.annotator(), **kw) as cold:
         first = cold.ask(frame)
     with Pipeline(config, **kw) as warm:

@@ -8,11 +8,12 @@ import pytest
 
 from ebm.citation import Citation, MeshHeading, Qualifier
 from ebm.mesh import mesh
-from ebm.rules import RuleSet, load_rules
+from ebm.rules import RuleSet
 from ebm.scoring.soe import score_soe
 from ebm.scoring.task import score_task
 from tests import scoring_pool
 from tests.scoring_pool import headings, pub_types
+from tests.shipped import load_rules
 
 YEAR = 2024
 
@@ -89,7 +90,7 @@ def test_therapy_indicators_with_rule_lines(rules: RuleSet) -> None:
     hits = [c for c in t.contributions if c.points != 0]
     assert hits and t.score == pytest.approx(sum(c.points for c in t.contributions))
     assert t.score == pytest.approx(
-        rules.task_indicators.weights("therapy").score(nejm.mesh_headings, mesh())
+        rules.task_indicators.weights("therapy", mesh()).score(nejm.mesh_headings, mesh())
     )
     drug = [c for c in hits if "'Asthma/drug therapy'" in c.reason]
     assert len(drug) == 1

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ebm.medline.reader import read_citations
 from ebm.paths import data_dir
+from ebm.resources import shipped_rules_dir
 from ebm.text.negation import NegationDetector, load_negation_rules
 from ebm.text.pipeline import TextPipeline
 from tests import netguard
@@ -15,7 +16,8 @@ def test_pipeline_builds_and_runs_offline(shared: Path) -> None:
     before = list(netguard.attempts)
     home_before = sorted(data_dir().rglob("*")) if data_dir().exists() else []
     pipeline = TextPipeline()  # fresh: tokenizer, abbreviation detector
-    detector = NegationDetector(load_negation_rules())
+    tokenize = lambda s: [t.text for t in pipeline.nlp.tokenizer(s) if not t.is_space]  # noqa: E731
+    detector = NegationDetector(load_negation_rules(shipped_rules_dir() / "negation_triggers.tsv", tokenize))
     # a blank English pipeline: no trained components, no model package
     assert pipeline.nlp.pipe_names == []
     assert pipeline.nlp.meta.get("name") in (None, "pipeline")

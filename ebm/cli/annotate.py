@@ -4,6 +4,7 @@ ebm annotate 7028532                 # a citation of the local store (built from
 ebm annotate 7028532 --db my.sqlite  # ... of another store
 ebm annotate --file pubmed.xml       # every citation of a PubMed/MEDLINE XML file
 ebm annotate --file pubmed.xml 7028532 --json
+ebm annotate 7028532 --rules my-rules  # with an edited copy of the rule tables
 
 JSON: one annotation object for a PMID of the store; a list of them for ``--file``.
 """
@@ -42,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--explain", action="store_true", help="show why each candidate scored what it did")
     p.add_argument("--concepts", action="store_true", help="also list every concept found (JSON)")
+    p.add_argument("--rules", type=Path, metavar="DIR", help="an edited copy of rules/ (ebm rules copy DIR)")
     p.set_defaults(func=run)
 
 
@@ -78,16 +80,19 @@ def _citations(args: argparse.Namespace) -> list[Citation]:
 def run(args: argparse.Namespace) -> int:
     if args.outcomes < 0:
         raise InputError(f"--outcomes {args.outcomes}: must be 0 or more")
+    from ebm.resources import Resources
+
+    resources = Resources.load(args.rules)  # a broken table stops here, with file:line
     citations = _citations(args)
     from extractors.annotate import Annotator
 
-    annotator = Annotator()
+    annotator = Annotator(resources)
     annotations = [annotator.annotate(c) for c in citations]
     if args.json:
         data: Any = [a.to_dict(concepts=args.concepts) for a in annotations]
         if args.file is None:
             data = data[0]
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
         print()
         return 0
     for i, a in enumerate(annotations):

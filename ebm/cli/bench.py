@@ -85,6 +85,9 @@ def _components(args: argparse.Namespace) -> tuple[Any, dict[str, str] | None, l
     if args.pool_size < 1:
         raise InputError(f"--pool-size must be at least 1, got {args.pool_size}")
     frames = load_frames_dir(args.frames)
+    from ebm.resources import Resources
+
+    resources = Resources.load(args.rules)  # every table of --rules DIR, or a file:line error
     notes: list[str] = []
     queries = None
     with open_store(args.db) as store:
@@ -99,9 +102,7 @@ def _components(args: argparse.Namespace) -> tuple[Any, dict[str, str] | None, l
             if not pools:
                 raise InputError(f"no question of {args.pools} has a frame in {args.frames}")
         else:
-            from ebm.rules import load_rules
-
-            pools, queries = retrieve_pools(frames, store, args.pool_size, load_rules(args.rules))
+            pools, queries = retrieve_pools(frames, store, args.pool_size, resources)
             args.out.mkdir(parents=True, exist_ok=True)
             from ebm.evaluation.bench import pools_run
             from ebm.evaluation.trec import write_run
@@ -121,7 +122,7 @@ def _components(args: argparse.Namespace) -> tuple[Any, dict[str, str] | None, l
             frames,
             pools,
             store,
-            rules_dir=args.rules,
+            resources=resources,
             year=args.year,
             bm25_kind=args.bm25_query,
             cache=args.out / COMPONENTS_FILE,

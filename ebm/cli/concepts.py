@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
+from typing import Any
 
 from ebm.errors import InputError
 
@@ -34,14 +36,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--threshold", type=float, default=0.9, help="similarity threshold for --matcher quickumls"
     )
     p.add_argument("--group", action="append", metavar="GROUP", help="only these semantic groups (DISO...)")
+    p.add_argument("--rules", type=Path, metavar="DIR", help="an edited copy of rules/ (ebm rules copy DIR)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ebm.concepts.annotate import annotate
     from ebm.concepts.groups import GROUP_NAMES
-    from ebm.concepts.matcher import load_matcher
-    from ebm.text.pipeline import default_pipeline
+    from ebm.resources import Resources
 
     if (args.text is None) == (args.pmid is None):
         raise InputError("give either a TEXT or --pmid PMID")
@@ -51,9 +53,19 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"unknown group {unknown[0]!r} (known: {', '.join(GROUP_NAMES)})")
     if args.matcher == "quickumls" and not 0 < args.threshold <= 1:
         raise InputError(f"--threshold {args.threshold}: must be in (0, 1]")
-    options = {"threshold": args.threshold} if args.matcher == "quickumls" else {}
-    matcher = load_matcher(args.matcher, **options)
-    pipeline = default_pipeline()
+    resources = Resources.load(args.rules)
+    if args.matcher == "quickumls":
+        from ebm.concepts.matcher import QuickUMLSMatcher
+
+        matcher: Any = QuickUMLSMatcher(
+            resources.index_dir,
+            resources.value("concept_stoplist"),
+            resources.stopwords,
+            threshold=args.threshold,
+        )
+    else:
+        matcher = resources.matcher
+    pipeline = resources.pipeline
     if args.pmid:
         from ebm.store import open_store
 
@@ -68,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.text.strip():
             raise InputError("the text is empty")
         doc = pipeline.process_text(None, args.text)
-    concepts = annotate(doc, matcher)
+    concepts = annotate(doc, matcher, resources.negation)
     if args.group:
         concepts = [c for c in concepts if any(g in c.groups for g in args.group)]
     if args.json:
@@ -77,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout,
             indent=2,
             ensure_ascii=False,
+            allow_nan=False,
         )
         print()
         return 0

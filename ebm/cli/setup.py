@@ -34,6 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="skip the QuickUMLS (approximate matching) index: faster, smaller, dictionary matcher only",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--rules",
+        type=Path,
+        metavar="DIR",
+        help="build with the stopwords and groups of an edited rules/ copy",
+    )
     p.set_defaults(func=run)
 
 
@@ -41,8 +47,12 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ebm.concepts.index import build_mesh_index, build_umls_index, count_rrf_rows, index_dir
+    from ebm.resources import Resources
 
     out = index_dir()
+    # the tables an index is built with (stopwords, semantic groups); checked without the
+    # index, which may not exist yet
+    resources = Resources.load(args.rules, index_dir=out)
     options = {"include_permuted": not args.no_permuted, "with_quickumls": not args.no_quickumls}
     if args.umls is not None:
         from ebm.errors import InputError
@@ -52,13 +62,27 @@ def run(args: argparse.Namespace) -> int:
         total = count_rrf_rows(args.umls)
         sources = frozenset(s.strip() for s in args.sab.split(",") if s.strip()) if args.sab else None
         with tqdm(total=total or None, unit=" rows", desc="indexing UMLS", disable=args.quiet) as bar:
-            stats = build_umls_index(args.umls, out, sources=sources, progress=bar.update, **options)
+            stats = build_umls_index(
+                args.umls,
+                out,
+                resources.value("umls_semantic_groups"),
+                resources.stopwords,
+                sources=sources,
+                progress=bar.update,
+                **options,
+            )
     else:
-        from ebm.mesh import mesh
-
-        total = len(mesh().terms)
+        voc = resources.vocabulary
+        total = len(voc.terms)
         with tqdm(total=total, unit=" terms", desc="indexing MeSH 2024", disable=args.quiet) as bar:
-            stats = build_mesh_index(out, progress=bar.update, **options)
+            stats = build_mesh_index(
+                out,
+                voc,
+                resources.value("semantic_groups"),
+                resources.stopwords,
+                progress=bar.update,
+                **options,
+            )
     print(
         f"{stats.source}: {stats.concepts:,} concepts, {stats.strings:,} strings, {stats.keys:,} lookup keys"
         f"{' + QuickUMLS index' if stats.quickumls else ''}; {stats.bytes / 1e6:.0f} MB in {out} "

@@ -3,13 +3,12 @@
 For a processed citation (``ebm.text.pipeline``)::
 
     from ebm.concepts import DISORDERS, annotate, concepts_in_group
-    concepts = annotate(doc)                       # list[Concept], text order
+    concepts = annotate(doc, resources.matcher, resources.negation)   # list[Concept], text order
     problems = concepts_in_group(concepts, DISORDERS)   # not negated by default
 
 For a bare string (a question, a frame element)::
 
-    from ebm.concepts import default_matcher
-    default_matcher().match("acute otitis media")  # list[ConceptMatch]
+    resources.matcher.match("acute otitis media")  # list[ConceptMatch] (ebm.resources.Resources)
 
 Both need the index built by ``ebm setup`` (``ebm.concepts.index``); see docs/concepts.md.
 """
@@ -34,7 +33,7 @@ from ebm.concepts.groups import (
     PHYSIOLOGY,
     PROCEDURES,
 )
-from ebm.concepts.matcher import ConceptMatch, ConceptMatcher, default_matcher, load_matcher
+from ebm.concepts.matcher import ConceptMatch, ConceptMatcher
 
 __all__ = [
     "ACTIVITIES",
@@ -59,6 +58,4 @@ __all__ = [
     "ConceptMatcher",
     "annotate",
     "concepts_in_group",
-    "default_matcher",
-    "load_matcher",
 ]

@@ -10,18 +10,22 @@
 Typical use by an extractor::
 
     from ebm.concepts import annotate, DISORDERS
-    doc = default_pipeline().process(citation)
-    problems = [c for c in annotate(doc) if DISORDERS in c.groups and not c.negated]
+    doc = resources.pipeline.process(citation)
+    concepts = annotate(doc, resources.matcher, resources.negation)
+    problems = [c for c in concepts if DISORDERS in c.groups and not c.negated]
 """
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ebm.concepts.matcher import ConceptMatch, ConceptMatcher, default_matcher
+from ebm.concepts.matcher import ConceptMatch, ConceptMatcher
 from ebm.text.document import Document
+
+if TYPE_CHECKING:
+    from ebm.text.negation import NegationDetector
 
 
 @dataclass(frozen=True)
@@ -74,19 +78,14 @@ def _long_form_match(matcher: ConceptMatcher, long_form: str) -> ConceptMatch | 
 
 def annotate(
     doc: Document,
-    matcher: ConceptMatcher | None = None,
-    negation: Any = "default",
+    matcher: ConceptMatcher,
+    negation: NegationDetector | None,
     abbreviations: bool = True,
 ) -> list[Concept]:
     """Concept mentions of ``doc`` in text order (see module docstring).
 
-    ``negation``: a ``NegationDetector``, ``"default"`` for the shipped rules, or None to skip.
+    ``negation``: a ``NegationDetector`` (``Resources.negation``), or None to skip.
     """
-    matcher = matcher or default_matcher()
-    if negation == "default":
-        from ebm.text.negation import default_detector
-
-        negation = default_detector()
     starts = [t.start for t in doc.tokens]
 
     def token_range(a: int, b: int) -> tuple[int, int]:

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
-from ebm.errors import DataError
-from ebm.paths import rules_dir
+from ebm.errors import InputError
+from ebm.rules.table import Table, choice, load, text
 
 DISORDERS = "DISO"
 CHEMICALS = "CHEM"
@@ -58,51 +56,47 @@ _DESCRIPTOR_UI = re.compile(r"^D\d{6,9}$")
 _TUI = re.compile(r"^T\d{3}$")
 
 
-@dataclass(frozen=True)
-class _Row:
-    key: str
-    group: str
-    line: int
+GROUP_COLUMNS = (
+    text("key", help="a tree-number prefix, descriptor UI or semantic type"),
+    choice("group", tuple(GROUP_NAMES), help="a semantic group code"),
+    text("note", required=False, help="a note"),
+)
 
 
-def _read_table(path: Path, key_ok: re.Pattern[str], key_what: str) -> list[_Row]:
-    """Rows ``KEY<TAB>GROUP[<TAB>note]``; errors name the file and line."""
-    if not path.exists():
-        raise DataError(f"semantic group table missing: {path}")
-    rows: list[_Row] = []
+def _group_rows(table: Table, key_ok: re.Pattern[str], key_what: str) -> dict[str, str]:
+    """key -> group of rows ``KEY<TAB>GROUP[<TAB>note]``; errors name the file and line."""
+    out: dict[str, str] = {}
     seen: dict[str, int] = {}
-    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = raw.split("#", 1)[0].rstrip()
-        if not line.strip():
-            continue
-        fields = [f.strip() for f in line.split("\t")]
-        if len(fields) < 2:
-            raise DataError(f"{path}:{n}: expected KEY<TAB>GROUP, got {raw!r}")
-        key, group = fields[0], fields[1]
+    for row in table:
+        key = row["key"]
         if not key_ok.match(key):
-            raise DataError(f"{path}:{n}: {key!r} is not {key_what}")
-        if group not in GROUP_NAMES:
-            raise DataError(f"{path}:{n}: unknown semantic group {group!r} (known: {', '.join(GROUP_NAMES)})")
+            raise InputError(f"{table.where(row)}: {key!r} is not {key_what}")
         if key in seen:
-            raise DataError(f"{path}:{n}: {key!r} already given on line {seen[key]}")
-        seen[key] = n
-        rows.append(_Row(key, group, n))
-    if not rows:
-        raise DataError(f"{path}: no rows")
-    return rows
+            raise InputError(f"{table.where(row)}: {key!r} already given on line {seen[key]}")
+        seen[key] = row.line
+        out[key] = row["group"]
+    return out
 
 
 class MeshGroups:
     """Tree-number prefix -> group, longest prefix wins."""
 
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path or rules_dir() / "semantic_groups.tsv"
-        rows = _read_table(
-            self.path,
-            re.compile(f"{_TREE_PREFIX.pattern}|{_DESCRIPTOR_UI.pattern}"),
-            "a MeSH tree-number prefix (e.g. C, F03, F04.754) or descriptor UI",
+    def __init__(self, by_key: dict[str, str]) -> None:
+        self.by_key = by_key
+
+    @classmethod
+    def from_table(cls, table: Table) -> MeshGroups:
+        return cls(
+            _group_rows(
+                table,
+                re.compile(f"{_TREE_PREFIX.pattern}|{_DESCRIPTOR_UI.pattern}"),
+                "a MeSH tree-number prefix (e.g. C, F03, F04.754) or descriptor UI",
+            )
         )
-        self.by_key = {r.key: r.group for r in rows}
+
+    @classmethod
+    def load(cls, path: Path) -> MeshGroups:
+        return cls.from_table(load(path, GROUP_COLUMNS))
 
     def group_of_tree(self, tree_number: str) -> str | None:
         t = tree_number
@@ -132,20 +126,16 @@ class MeshGroups:
 class UmlsGroups:
     """UMLS semantic type (TUI) -> group."""
 
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path or rules_dir() / "umls_semantic_groups.tsv"
-        rows = _read_table(self.path, _TUI, "a UMLS semantic type id (T + 3 digits)")
-        self.by_tui = {r.key: r.group for r in rows}
+    def __init__(self, by_tui: dict[str, str]) -> None:
+        self.by_tui = by_tui
+
+    @classmethod
+    def from_table(cls, table: Table) -> UmlsGroups:
+        return cls(_group_rows(table, _TUI, "a UMLS semantic type id (T + 3 digits)"))
+
+    @classmethod
+    def load(cls, path: Path) -> UmlsGroups:
+        return cls.from_table(load(path, GROUP_COLUMNS))
 
     def group(self, tui: str) -> str | None:
         return self.by_tui.get(tui)
-
-
-@cache
-def mesh_groups() -> MeshGroups:
-    return MeshGroups()
-
-
-@cache
-def umls_groups() -> UmlsGroups:
-    return UmlsGroups()

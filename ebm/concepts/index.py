@@ -28,12 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ebm.concepts.groups import DISORDERS
+from ebm.concepts.groups import DISORDERS, MeshGroups, UmlsGroups
 from ebm.concepts.normalize import adjective_keys, term_keys
 from ebm.concepts.umls import Atom, iter_atoms, read_groups, release_file
-from ebm.errors import DataError
+from ebm.errors import DataError, InputError
 from ebm.mesh import Descriptor, MeshVocabulary
-from ebm.paths import data_dir, rules_dir
+from ebm.paths import data_dir
+from ebm.rules.table import Table, load, text
 
 FORMAT_VERSION = 2
 LOOKUP_FILE = "lookup.marshal"
@@ -44,10 +45,23 @@ def index_dir() -> Path:
     return data_dir() / "concepts"
 
 
-def stopwords() -> frozenset[str]:
-    path = rules_dir() / "stopwords_en.txt"
-    words = [w.strip() for w in path.read_text(encoding="utf-8").splitlines()]
-    return frozenset(w for w in words if w and not w.startswith("#"))
+STOPWORD_COLUMNS = (text("word", help="one lower-case word"),)
+_STOPWORD = re.compile(r"^[a-z][a-z']*$")
+
+
+def stopwords_from_table(table: Table) -> frozenset[str]:
+    """``rules/stopwords_en.txt``: one lower-case word a line, ``#`` comments."""
+    words = []
+    for row in table:
+        w = row["word"]
+        if not _STOPWORD.match(w):
+            raise InputError(f"{table.where(row)}: {w!r} is not a lower-case word (letters and apostrophes)")
+        words.append(w)
+    return frozenset(words)
+
+
+def load_stopwords(path: Path) -> frozenset[str]:
+    return stopwords_from_table(load(path, STOPWORD_COLUMNS))
 
 
 _SEMANTIC_TAG = re.compile(r"\s+\([a-z][a-z /&-]+\)$")
@@ -114,14 +128,18 @@ def build_index(
     progress: Callable[[int], None] | None = None,
     keep_rrf: bool = False,
     general: GeneralNames | None = None,
+    stopwords: frozenset[str],
+    umls_groups: UmlsGroups | None = None,
 ) -> BuildStats:
     """Index the release in ``rrf_dir`` into ``out_dir`` (replaced atomically); ``keep_rrf``
     moves ``rrf_dir`` into the index (for the MeSH release written by setup); ``general``
-    gives extra keys for general names the vocabulary lacks (``general_names``)."""
+    gives extra keys for general names the vocabulary lacks (``general_names``); ``stopwords``:
+    rules/stopwords_en.txt; ``umls_groups``: rules/umls_semantic_groups.tsv (None: the groups
+    are named in MRSTY.RRF already, as in the MeSH release setup writes)."""
     t0 = time.perf_counter()
     stats = BuildStats(source=source, include_permuted=include_permuted, quickumls=with_quickumls)
-    groups = read_groups(rrf_dir)
-    stop = stopwords()
+    groups = read_groups(rrf_dir, umls_groups)
+    stop = stopwords
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".concepts-build-", dir=out_dir.parent))
     try:
@@ -130,7 +148,7 @@ def build_index(
         keys: dict[str, dict[str, int]] = {}
         ss_db = cui_db = None
         if with_quickumls:
-            ss_db, cui_db = _quickumls_writers(tmp / "quickumls")
+            ss_db, cui_db = _quickumls_writers(tmp / "quickumls", stop)
         seen_strings: set[str] = set()
         qu_seen: set[tuple[str, str]] = set()
         for atom in iter_atoms(rrf_dir, languages, sources, include_permuted, progress):
@@ -250,7 +268,7 @@ def _replace_dir(new: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _quickumls_writers(path: Path) -> tuple[Any, Any]:
+def _quickumls_writers(path: Path, stop: frozenset[str]) -> tuple[Any, Any]:
     """QuickUMLS's own database writers, with the flag files its constructor reads."""
     import warnings
 
@@ -265,15 +283,14 @@ def _quickumls_writers(path: Path) -> tuple[Any, Any]:
     (path / "database_backend.flag").write_text("unqlite")
     corpus = path / "nltk_data" / "corpora" / "stopwords"
     corpus.mkdir(parents=True)
-    (corpus / "english").write_text("\n".join(sorted(stopwords())) + "\n", encoding="utf-8")
+    (corpus / "english").write_text("\n".join(sorted(stop)) + "\n", encoding="utf-8")
     return (
         SimstringDBWriter(str(path / "umls-simstring.db")),
         CuiSemTypesDB(str(path / "cui-semtypes.db"), database_backend="unqlite"),
     )
 
 
-def read_meta(directory: Path | None = None) -> dict[str, Any]:
-    directory = directory or index_dir()
+def read_meta(directory: Path) -> dict[str, Any]:
     path = directory / "meta.json"
     if not path.exists():
         raise DataError(f"no concept index at {directory}: run `ebm setup` first")
@@ -302,19 +319,12 @@ def read_concepts(directory: Path) -> dict[str, ConceptInfo]:
     return out
 
 
-def read_terms(directory: Path) -> Iterator[tuple[str, str, int]]:
-    with gzip.open(directory / "terms.tsv.gz", "rt", encoding="utf-8") as f:
-        for line in f:
-            key, cui, rank = line.rstrip("\n").split("\t")
-            yield key, cui, int(rank)
-
-
 # (present keys, concept -> groups) -> extra key -> concept IDs, best first
 GeneralNames = Callable[[set[str], dict[str, tuple[str, ...]]], dict[str, tuple[str, ...]]]
 
 
 def general_names(
-    vocab: MeshVocabulary, present: set[str], groups: dict[str, tuple[str, ...]]
+    vocab: MeshVocabulary, present: set[str], groups: dict[str, tuple[str, ...]], stop: frozenset[str]
 ) -> dict[str, tuple[str, ...]]:
     """Keys for general disorder names that MeSH only has as the head of inverted names.
 
@@ -330,7 +340,6 @@ def general_names(
       Abortion, Spontaneous, alternative Abortion, Threatened).
     Category roots (Pathological Conditions, Signs and Symptoms) are never chosen.
     """
-    stop = stopwords()
     heads: dict[str, list[Descriptor]] = {}
     for d in vocab.descriptors.values():
         if ", " not in d.name or DISORDERS not in groups.get(d.ui, ()):
@@ -384,21 +393,23 @@ def _common_parent(vocab: MeshVocabulary, ds: list[Descriptor], key: str) -> Des
 
 
 def build_mesh_index(
-    out_dir: Path | None = None,
+    out_dir: Path,
+    vocabulary: MeshVocabulary,
+    groups: MeshGroups,
+    stopwords: frozenset[str],
     *,
     include_permuted: bool = True,
     with_quickumls: bool = True,
     progress: Callable[[int], None] | None = None,
 ) -> BuildStats:
-    """Write the shipped MeSH 2024 as RRF and index it (``ebm setup``)."""
+    """Write the shipped MeSH 2024 as RRF and index it (``ebm setup``); ``groups`` and
+    ``stopwords``: rules/semantic_groups.tsv and rules/stopwords_en.txt."""
     from ebm.concepts.rrf import write_mesh_rrf
-    from ebm.mesh import mesh
 
-    out_dir = out_dir or index_dir()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     rrf = Path(tempfile.mkdtemp(prefix=".mesh-rrf-", dir=out_dir.parent))
     try:
-        write_mesh_rrf(rrf)
+        write_mesh_rrf(rrf, vocabulary, groups)
         return build_index(
             rrf,
             out_dir,
@@ -407,7 +418,8 @@ def build_mesh_index(
             with_quickumls=with_quickumls,
             progress=progress,
             keep_rrf=True,
-            general=lambda keys, groups: general_names(mesh(), keys, groups),
+            general=lambda keys, found: general_names(vocabulary, keys, found, stopwords),
+            stopwords=stopwords,
         )
     finally:
         shutil.rmtree(rrf, ignore_errors=True)
@@ -415,20 +427,25 @@ def build_mesh_index(
 
 def build_umls_index(
     umls_dir: Path,
-    out_dir: Path | None = None,
+    out_dir: Path,
+    groups: UmlsGroups,
+    stopwords: frozenset[str],
     *,
     include_permuted: bool = True,
     with_quickumls: bool = True,
     sources: frozenset[str] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> BuildStats:
-    """Index a licensed UMLS release (``ebm setup --umls DIR``)."""
+    """Index a licensed UMLS release (``ebm setup --umls DIR``); ``groups``:
+    rules/umls_semantic_groups.tsv."""
     if not umls_dir.is_dir():
         raise DataError(f"UMLS directory not found: {umls_dir}")
     return build_index(
         umls_dir,
-        out_dir or index_dir(),
+        out_dir,
         source=f"UMLS ({umls_dir})",
+        stopwords=stopwords,
+        umls_groups=groups,
         include_permuted=include_permuted,
         with_quickumls=with_quickumls,
         sources=sources,

@@ -14,25 +14,17 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ebm.concepts.ages import age_groups, age_statement
 from ebm.concepts.groups import CHEMICALS, DISORDERS
-from ebm.concepts.index import (
-    ConceptInfo,
-    index_dir,
-    read_concepts,
-    read_lookup,
-    read_meta,
-    stopwords,
-)
+from ebm.concepts.index import ConceptInfo, read_concepts, read_lookup, read_meta, usable_key
 from ebm.concepts.normalize import DROPPED_IN_TERMS, Token, adjective_keys, term_keys, tokenize
-from ebm.errors import DataError
-from ebm.paths import rules_dir
+from ebm.errors import DataError, InputError
+from ebm.rules.table import Table, choice, load, text
 
 if TYPE_CHECKING:
     from ebm.rules.check import Problem
@@ -95,127 +87,122 @@ class Stoplist:
     salts: frozenset[str] = frozenset()
 
 
-def _tsv_lines(path: Path) -> Iterator[tuple[int, str, list[str]]]:
-    """(line number, raw line, stripped tab-separated fields) of each line with content;
-    ``#`` starts a comment."""
-    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = raw.split("#", 1)[0].rstrip()
-        if line.strip():
-            yield n, raw, [f.strip() for f in line.split("\t")]
+_CONCEPT_ID = re.compile(r"[A-Z]\d+")
+
+SYNONYM_COLUMNS = (
+    text("term", help="the text to match"),
+    text("concept", help="a concept ID (MeSH descriptor UI D000001 or UMLS CUI C0000001)"),
+    text("note", required=False, help="a note"),
+)
+ADJECTIVE_COLUMNS = (
+    text("adjective", help="one word"),
+    text("noun", help="the noun it derives from, a vocabulary term"),
+    text("note", required=False, help="a note"),
+)
+STOPLIST_COLUMNS = (
+    choice("kind", _STOP_KINDS, help="term, concept, adjective or salt"),
+    text("value", help="the text, word or concept ID"),
+    text("note", required=False, help="the reason"),
+)
 
 
-def load_synonyms(path: Path | None = None) -> list[tuple[str, str]]:
+def synonyms_from_table(table: Table) -> list[tuple[str, str]]:
     """``rules/concept_synonyms.tsv``: ``TERM<TAB>CONCEPT_ID[<TAB>note]`` -> (key, concept ID)."""
-    path = path or rules_dir() / "concept_synonyms.tsv"
     out: list[tuple[str, str]] = []
-    if not path.exists():
-        return out
-    for n, raw, fields in _tsv_lines(path):
-        if len(fields) < 2 or not fields[0] or not re.fullmatch(r"[A-Z]\d+", fields[1]):
-            raise DataError(f"{path}:{n}: expected 'TERM<TAB>CONCEPT_ID', got {raw!r}")
-        keys = term_keys(fields[0])
+    for row in table:
+        if not _CONCEPT_ID.fullmatch(row["concept"]):
+            raise InputError(
+                f"{table.where(row)}: {row['concept']!r} is not a concept ID (D000001, C0000001)"
+            )
+        keys = term_keys(row["term"])
         if not keys:
-            raise DataError(f"{path}:{n}: {fields[0]!r} has no letters or digits to match")
-        out.extend((k, fields[1]) for k in keys)
+            raise InputError(f"{table.where(row)}: {row['term']!r} has no letters or digits to match")
+        out.extend((k, row["concept"]) for k in keys)
     return out
 
 
-def load_adjectives(path: Path | None = None) -> list[tuple[str, str]]:
+def adjectives_from_table(table: Table) -> list[tuple[str, str]]:
     """``rules/concept_adjectives.tsv``: ``ADJECTIVE<TAB>NOUN[<TAB>note]`` -> (adjective key,
     noun key). The matcher gives the adjective the disorder concepts its noun names."""
-    path = path or rules_dir() / "concept_adjectives.tsv"
     out: list[tuple[str, str]] = []
-    if not path.exists():
-        return out
-    for n, raw, fields in _tsv_lines(path):
-        if len(fields) < 2 or not fields[0] or not fields[1]:
-            raise DataError(f"{path}:{n}: expected 'ADJECTIVE<TAB>NOUN', got {raw!r}")
-        adj, noun = term_keys(fields[0]), term_keys(fields[1])
+    for row in table:
+        adj, noun = term_keys(row["adjective"]), term_keys(row["noun"])
         if len(adj) != 1 or " " in adj[0]:
-            raise DataError(f"{path}:{n}: the adjective is one word, not {fields[0]!r}")
+            raise InputError(f"{table.where(row)}: the adjective is one word, not {row['adjective']!r}")
         if not noun:
-            raise DataError(f"{path}:{n}: {fields[1]!r} has no letters or digits to match")
+            raise InputError(f"{table.where(row)}: {row['noun']!r} has no letters or digits to match")
         out.append((adj[0], noun[0]))
     return out
 
 
-def load_stoplist(path: Path | None = None) -> Stoplist:
+def stoplist_from_table(table: Table) -> Stoplist:
     """``rules/concept_stoplist.tsv``: ``term<TAB>TEXT``, ``adjective<TAB>WORD``,
     ``salt<TAB>WORD`` or ``concept<TAB>ID``, then a reason."""
-    path = path or rules_dir() / "concept_stoplist.tsv"
     keys: set[str] = set()
     concepts: set[str] = set()
     adjectives: set[str] = set()
     salts: set[str] = set()
-    if not path.exists():
-        return Stoplist(frozenset(), frozenset(), frozenset())
-    for n, raw, fields in _tsv_lines(path):
-        if len(fields) < 2 or fields[0] not in _STOP_KINDS or not fields[1]:
-            raise DataError(
-                f"{path}:{n}: expected 'term<TAB>TEXT', 'adjective<TAB>WORD', 'salt<TAB>WORD' or "
-                f"'concept<TAB>ID', got {raw!r}"
-            )
-        if fields[0] == "term":
-            keys.update(term_keys(fields[1]))
-        elif fields[0] in ("adjective", "salt"):
-            words = term_keys(fields[1])
+    for row in table:
+        kind, value = row["kind"], row["value"]
+        if kind == "term":
+            keys.update(term_keys(value))
+        elif kind in ("adjective", "salt"):
+            words = term_keys(value)
             if len(words) != 1 or " " in words[0]:
-                raise DataError(f"{path}:{n}: {fields[0]} entries are one word, not {fields[1]!r}")
-            (adjectives if fields[0] == "adjective" else salts).add(words[0])
+                raise InputError(f"{table.where(row)}: {kind} entries are one word, not {value!r}")
+            (adjectives if kind == "adjective" else salts).add(words[0])
         else:
-            if not re.fullmatch(r"[A-Z]\d+", fields[1]):
-                raise DataError(f"{path}:{n}: {fields[1]!r} is not a concept ID (D000001, C0000001)")
-            concepts.add(fields[1])
+            if not _CONCEPT_ID.fullmatch(value):
+                raise InputError(f"{table.where(row)}: {value!r} is not a concept ID (D000001, C0000001)")
+            concepts.add(value)
     return Stoplist(frozenset(keys), frozenset(concepts), frozenset(adjectives), frozenset(salts))
 
 
-def _check_ids(path: Path, column: int, kinds: tuple[str, ...] | None) -> list[Problem]:
-    from ebm.mesh import mesh
+def load_synonyms(path: Path) -> list[tuple[str, str]]:
+    return synonyms_from_table(load(path, SYNONYM_COLUMNS))
+
+
+def load_adjectives(path: Path) -> list[tuple[str, str]]:
+    return adjectives_from_table(load(path, ADJECTIVE_COLUMNS))
+
+
+def load_stoplist(path: Path) -> Stoplist:
+    return stoplist_from_table(load(path, STOPLIST_COLUMNS))
+
+
+def unknown_descriptors(
+    table: Table, column: str, vocabulary: Any, kinds: tuple[str, ...] | None = None
+) -> list[Problem]:
+    """Rows naming a MeSH descriptor UI (D...) the vocabulary lacks."""
     from ebm.rules.check import Problem
 
-    vocab = mesh()
-    problems = []
-    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        fields = [f.strip() for f in raw.split("#", 1)[0].split("\t")]
-        if len(fields) <= column or (kinds is not None and fields[0] not in kinds):
+    out = []
+    for row in table:
+        if kinds is not None and row.get("kind") not in kinds:
             continue
-        cui = fields[column]
-        if cui.startswith("D") and cui not in vocab:
-            problems.append(Problem(str(path), n, f"{cui} is not a MeSH 2024 descriptor UI"))
-    return problems
+        cui = row[column]
+        if cui.startswith("D") and cui not in vocabulary:
+            out.append(Problem(str(table.path), row.line, f"{cui} is not a MeSH 2024 descriptor UI"))
+    return out
 
 
-def validate_stoplist(path: Path) -> list[Problem]:
-    """For ``ebm rules check``: format errors raise; unknown descriptor UIs are listed."""
-    load_stoplist(path)
-    return _check_ids(path, 1, ("concept",))
-
-
-def validate_synonyms(path: Path) -> list[Problem]:
-    """For ``ebm rules check``: format errors raise; unknown descriptor UIs are listed."""
-    load_synonyms(path)
-    return _check_ids(path, 1, None)
-
-
-def validate_adjectives(path: Path) -> list[Problem]:
-    """For ``ebm rules check``: format errors raise; with a concept index built, nouns that
-    name no disorder in it (nor through a curated synonym) are listed: such rows match nothing."""
+def adjectives_without_disorder(
+    table: Table, synonyms: list[tuple[str, str]], lookup: dict[str, Any] | None
+) -> list[Problem]:
+    """Adjective rows whose noun names no disorder in the concept index (nor through a curated
+    synonym): such rows match nothing. Without an index only the format is checked."""
     from ebm.rules.check import Problem
 
-    rows = load_adjectives(path)
-    try:
-        lookup = read_lookup(index_dir())
-    except DataError:
-        return []  # no index to resolve the nouns in: the format is all there is to check
+    if lookup is None:
+        return []
     entries, concepts = lookup["entries"], lookup["concepts"]
-    synonyms = dict(load_synonyms())
-    problems = []
-    lines = [n for n, _, _ in _tsv_lines(path)]
-    for n, (_, noun) in zip(lines, rows, strict=True):
-        cuis = (synonyms[noun],) if noun in synonyms else entries.get(noun, ())
+    syn = dict(synonyms)
+    out = []
+    for row, (_, noun) in zip(table, adjectives_from_table(table), strict=True):
+        cuis = (syn[noun],) if noun in syn else entries.get(noun, ())
         if not any(c in concepts and DISORDERS in concepts[c][1] for c in cuis):
-            problems.append(Problem(str(path), n, f"{noun!r} names no disorder in the concept index"))
-    return problems
+            out.append(Problem(str(table.path), row.line, f"{noun!r} names no disorder in the concept index"))
+    return out
 
 
 # --- dictionary matcher -------------------------------------------------------------------
@@ -228,30 +215,43 @@ class DictionaryMatcher:
 
     def __init__(
         self,
-        directory: Path | None = None,
-        stoplist: Stoplist | None = None,
-        synonyms: list[tuple[str, str]] | None = None,
+        directory: Path,
+        stoplist: Stoplist,
+        synonyms: list[tuple[str, str]],
+        adjective_table: list[tuple[str, str]],
+        *,
         adjectives: bool = True,
         nested: bool | Collection[str] = False,
-        adjective_table: list[tuple[str, str]] | None = None,
+        stopwords: frozenset[str] | None = None,
+        regroup: Callable[[str], tuple[str, ...] | None] | None = None,
     ) -> None:
         """``adjectives``: match adjectives of disorders ("febrile" -> Fever), from
-        ``adjective_table`` (default ``rules/concept_adjectives.tsv``) and the index's suffix
+        ``adjective_table`` (``rules/concept_adjectives.tsv``) and the index's suffix
         rules. ``nested``: also report matches inside longer ones: True for all, or a set of
         groups (``{"CHEM"}``: chemicals named inside chemical names such as "dopamine
-        receptor"), reported only when both the inner and the outer match are in them."""
-        self.directory = directory or index_dir()
+        receptor"), reported only when both the inner and the outer match are in them.
+        ``stopwords``: a rules directory's stopwords, when they differ from those the index was
+        built with (keys made only of stopwords are dropped); ``regroup``: concept ID -> its
+        semantic groups under a rules directory's group table (None: keep the index's)."""
+        self.directory = directory
         self.nested = bool(nested)
         self.nested_groups = None if nested is True or not nested else frozenset(nested)
         self.meta = read_meta(self.directory)
-        self.stoplist = stoplist if stoplist is not None else load_stoplist()
+        self.stoplist = stoplist
         lookup = read_lookup(self.directory)
         self.concepts = {
             cui: ConceptInfo(cui, name, groups) for cui, (name, groups) in lookup["concepts"].items()
         }
+        if regroup is not None:
+            for cui, info in self.concepts.items():
+                g = regroup(cui)
+                if g is not None and g != info.groups:
+                    self.concepts[cui] = ConceptInfo(cui, info.name, g)
         # key -> concept IDs of the best rank for that key (ties kept, in ID order)
         entries: dict[str, tuple[str, ...]] = lookup["entries"]
-        synonyms = load_synonyms() if synonyms is None else synonyms
+        if stopwords is not None:
+            for key in [k for k in entries if not usable_key(k, stopwords)]:
+                del entries[key]
         if adjectives:
             self._add_adjectives(entries, lookup["adjectives"], synonyms, adjective_table)
         # General names MeSH has only as heads of inverted names ("lupus erythematosus",
@@ -293,7 +293,7 @@ class DictionaryMatcher:
         entries: dict[str, tuple[str, ...]],
         derived: dict[str, tuple[str, ...]],
         synonyms: list[tuple[str, str]],
-        table: list[tuple[str, str]] | None,
+        table: list[tuple[str, str]],
     ) -> None:
         """Adjectives of disorders as keys, where the adjective is not a vocabulary term:
         first the table's (a lexicon's derivations: "febrile" -> "fever" -> Fever), then the
@@ -301,7 +301,7 @@ class DictionaryMatcher:
         before a generic head noun ("febrile illness", "diabetic disease")."""
         syn = {k: c for k, c in synonyms if c in self.concepts}
         found: dict[str, tuple[str, ...]] = {}
-        for adj, noun in load_adjectives() if table is None else table:
+        for adj, noun in table:
             if adj in entries or adj in found:
                 continue
             cuis = (syn[noun],) if noun in syn else entries.get(noun, ())
@@ -475,20 +475,21 @@ class QuickUMLSMatcher:
 
     def __init__(
         self,
-        directory: Path | None = None,
+        directory: Path,
+        stoplist: Stoplist,
+        stopwords: frozenset[str],
         threshold: float = 0.9,
         similarity: str = "jaccard",
         window: int = 5,
-        stoplist: Stoplist | None = None,
     ) -> None:
-        self.directory = directory or index_dir()
+        self.directory = directory
         self.meta = read_meta(self.directory)
         if not self.meta.get("quickumls"):
             raise DataError(f"the concept index at {self.directory} was built without QuickUMLS")
-        self.stoplist = stoplist if stoplist is not None else load_stoplist()
+        self.stoplist = stoplist
         self.concepts = read_concepts(self.directory)
         self.threshold = threshold
-        self._qu = _offline_quickumls(self.directory / "quickumls", threshold, similarity, window)
+        self._qu = _offline_quickumls(self.directory / "quickumls", threshold, similarity, window, stopwords)
 
     def concept(self, cui: str) -> ConceptInfo | None:
         return self.concepts.get(cui)
@@ -520,7 +521,9 @@ class QuickUMLSMatcher:
         return out
 
 
-def _offline_quickumls(path: Path, threshold: float, similarity: str, window: int) -> Any:
+def _offline_quickumls(
+    path: Path, threshold: float, similarity: str, window: int, stop: frozenset[str]
+) -> Any:
     import nltk
     import spacy
 
@@ -544,7 +547,7 @@ def _offline_quickumls(path: Path, threshold: float, similarity: str, window: in
         accepted_semtypes=None,
         spacy_component=True,  # skips spacy.load of a model we do not have
     )
-    qu._stopwords = set(stopwords()) | {"time"}
+    qu._stopwords = set(stop) | {"time"}
     qu.nlp = spacy.blank("en")
     return qu
 
@@ -552,21 +555,3 @@ def _offline_quickumls(path: Path, threshold: float, similarity: str, window: in
 # --- loading ------------------------------------------------------------------------------
 
 MATCHERS = ("dictionary", "quickumls")
-
-
-@cache
-def default_matcher() -> DictionaryMatcher:
-    """The dictionary matcher over the index in the data directory, loaded once."""
-    return DictionaryMatcher()
-
-
-def load_matcher(kind: str = "dictionary", directory: Path | None = None, **options: Any) -> ConceptMatcher:
-    if kind == "dictionary":
-        return DictionaryMatcher(directory, **options)
-    if kind == "quickumls":
-        return QuickUMLSMatcher(directory, **options)
-    raise DataError(f"unknown concept matcher {kind!r} (choose from {', '.join(MATCHERS)})")
-
-
-def match_all(matcher: ConceptMatcher, texts: Sequence[str]) -> list[list[ConceptMatch]]:
-    return [matcher.match(t) for t in texts]

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ebm.concepts.groups import GROUP_NAMES, MeshGroups, mesh_groups
-from ebm.mesh import MeshVocabulary, mesh
+from ebm.concepts.groups import GROUP_NAMES, MeshGroups
+from ebm.mesh import MeshVocabulary
 
 # MRCONSO.RRF columns, in order (UMLS Reference Manual, 3.3.4).
 MRCONSO_COLUMNS = (
@@ -31,13 +31,13 @@ def _row(fields: dict[str, str], columns: tuple[str, ...]) -> str:
 
 def write_mesh_rrf(
     out_dir: Path,
-    vocabulary: MeshVocabulary | None = None,
-    groups: MeshGroups | None = None,
+    vocabulary: MeshVocabulary,
+    groups: MeshGroups,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[int, int]:
-    """Write MRCONSO.RRF and MRSTY.RRF into ``out_dir``; returns (strings, concepts)."""
-    vocab = vocabulary or mesh()
-    groups = groups or mesh_groups()
+    """Write MRCONSO.RRF and MRSTY.RRF into ``out_dir``; returns (strings, concepts);
+    ``groups``: rules/semantic_groups.tsv."""
+    vocab = vocabulary
     out_dir.mkdir(parents=True, exist_ok=True)
     n_strings = 0
     with open(out_dir / "MRCONSO.RRF", "w", encoding="utf-8") as f:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ebm.concepts.groups import GROUP_NAMES, UmlsGroups, umls_groups
+from ebm.concepts.groups import GROUP_NAMES, UmlsGroups
 from ebm.concepts.rrf import MRCONSO_COLUMNS, MRSTY_COLUMNS
 from ebm.errors import DataError
 
@@ -57,9 +57,9 @@ def _fields(path: Path, line_no: int, line: str, n: int) -> list[str]:
     return fields
 
 
-def read_groups(directory: Path, table: UmlsGroups | None = None) -> dict[str, tuple[str, ...]]:
-    """CUI -> semantic groups, from MRSTY.RRF."""
-    table = table or umls_groups()
+def read_groups(directory: Path, table: UmlsGroups | None) -> dict[str, tuple[str, ...]]:
+    """CUI -> semantic groups, from MRSTY.RRF; ``table``: rules/umls_semantic_groups.tsv
+    (None: only group codes written as types, as in the MeSH release setup writes)."""
     path = release_file(directory, "MRSTY.RRF")
     out: dict[str, list[str]] = {}
     with _open(path) as f:
@@ -68,7 +68,7 @@ def read_groups(directory: Path, table: UmlsGroups | None = None) -> dict[str, t
                 continue
             fields = _fields(path, n, line, len(MRSTY_COLUMNS))
             cui, tui = fields[_S["CUI"]], fields[_S["TUI"]]
-            group = tui if tui in GROUP_NAMES else table.group(tui)
+            group = tui if tui in GROUP_NAMES else (table.group(tui) if table is not None else None)
             if group is None:
                 continue  # a semantic type outside the table: no group, concept still matched
             gs = out.setdefault(cui, [])

@@ -133,7 +133,7 @@ def read_pools(path: str | Path) -> list[Pool]:
 
 
 def retrieve_pools(
-    frames: Mapping[str, Frame], store: Any, size: int = DEFAULT_POOL_SIZE, rules: Any = None
+    frames: Mapping[str, Frame], store: Any, size: int, resources: Any
 ) -> tuple[list[Pool], dict[str, str]]:
     """Each frame's pool from the store with its formulated query (``ebm.query.retrieve``),
     relaxed until the pool is full; the score is the store's BM25 of that query, as in ``ebm
@@ -144,7 +144,14 @@ def retrieve_pools(
 
     pools, queries = [], {}
     for qid in sorted(frames):
-        found = retrieve(frames[qid], store, min_hits=size, limit=size, rules=rules)
+        found = retrieve(
+            frames[qid],
+            store,
+            min_hits=size,
+            limit=size,
+            rules=resources.rules,
+            vocabulary=resources.vocabulary,
+        )
         pmids = list(found.result.pmids)
         # the store's BM25 of the final query, as ebm ask passes it to EBM+ (else the order)
         scores = None

@@ -43,6 +43,8 @@ from ebm.citation import Citation
 from ebm.errors import DataError, InputError
 from ebm.evaluation.sweep import CombinationScores, ComponentScores
 from ebm.frame import Frame
+from ebm.resources import Resources
+from ebm.rules.registry import ANNOTATION, SCORER
 
 FORMAT = "ebm-bench-components/1"
 EBM_PARTS = ("pico", "soe", "task")
@@ -200,19 +202,18 @@ class Components:
 # -- inputs ----------------------------------------------------------------------------------
 
 
-def bm25_words(frame: Frame) -> list[str]:
-    """The question's words for the BM25 baseline: as written, stopwords and numbers dropped.
+def bm25_words(frame: Frame, stopwords: frozenset[str]) -> list[str]:
+    """The question's words for the BM25 baseline: as written, stopwords (rules/stopwords_en.txt)
+    and numbers dropped.
 
     From the natural-language question, or, for a frame without one, from its slots.
     """
-    from ebm.concepts.index import stopwords
-
     if frame.question:
         text = frame.question
     else:
         parts = [frame.problem or "", *frame.co_problems, *frame.population, *frame.intervention]
         text = " ".join([*parts, *frame.comparison, frame.outcome or ""])
-    stop = {w.casefold() for w in stopwords()}
+    stop = {w.casefold() for w in stopwords}
     seen: dict[str, str] = {}
     for w in BM25_WORD.findall(text):
         key = w.casefold()
@@ -221,7 +222,7 @@ def bm25_words(frame: Frame) -> list[str]:
     return list(seen.values())
 
 
-def bm25_query(frame: Frame, kind: str = "question") -> str:
+def bm25_query(frame: Frame, stopwords: frozenset[str], kind: str = "question") -> str:
     """The text query BM25 ranks a pool by: the question's words ORed, or the frame's pool_query."""
     if kind == "pool":
         if not frame.pool_query:
@@ -229,7 +230,7 @@ def bm25_query(frame: Frame, kind: str = "question") -> str:
         return frame.pool_query
     if kind != "question":
         raise InputError(f"unknown BM25 query {kind!r} (question or pool)")
-    words = bm25_words(frame)
+    words = bm25_words(frame, stopwords)
     if not words:
         raise InputError(f"frame {frame.id}: no words to rank by BM25")
     return " OR ".join(f'"{w}"[tiab]' for w in words)
@@ -269,13 +270,11 @@ class Scorer:
     that the bench measures exactly what ``ebm ask`` ranks by (its default ranker, EBM+, with the
     weights ``ebm ask`` uses: the shipped ones)."""
 
-    def __init__(
-        self, store: Any, rules_dir: str | Path | None = None, year: int | None = None, cache: bool = True
-    ) -> None:
+    def __init__(self, store: Any, resources: Resources, year: int | None = None, cache: bool = True) -> None:
         from ebm.ask import AskConfig, Pipeline
 
-        config = AskConfig(rules=Path(rules_dir) if rules_dir is not None else None, year=year, cache=cache)
-        self.pipeline = Pipeline(config, source=store)
+        config = AskConfig(rules=resources.rules_dir, year=year, cache=cache)
+        self.pipeline = Pipeline(config, source=store, resources=resources)
         self.pipeline.annotator  # noqa: B018 -- load the models now, not inside the timed loop
         self._annotations: dict[str, Any] = {}
         self.annotation_seconds = 0.0
@@ -338,22 +337,21 @@ def fingerprint(
     frames: Mapping[str, Frame],
     pools: Sequence[Pool],
     citations: Mapping[str, Citation],
-    rules_dir: str | Path | None,
+    resources: Resources,
     year: int,
     bm25_kind: str,
 ) -> str:
-    """A digest of everything the components depend on."""
-    from ebm.concepts.index import index_dir
+    """A digest of everything the components depend on: of the rules directory exactly the
+    tables annotation and scoring read (``Resources.digest``; not the query tables: the pools
+    are given)."""
     from ebm.paths import package_data
-    from ebm.paths import rules_dir as shipped_rules
 
     h = hashlib.sha256(FORMAT.encode())
     h.update(json.dumps({q: frames[q].to_dict() for q in sorted(frames)}, sort_keys=True).encode())
     h.update(json.dumps([[p.qid, [[c.pmid, c.pool_score] for c in p.candidates]] for p in pools]).encode())
     for pmid in sorted(citations):
         h.update(json.dumps(citations[pmid].to_dict(), sort_keys=True).encode())
-    rules = Path(rules_dir) if rules_dir is not None else shipped_rules()
-    _hash_files(h, (p for p in rules.rglob("*") if p.suffix in (".tsv", ".toml", ".txt")), rules)
+    h.update(resources.digest((*ANNOTATION, SCORER)).encode())
     root = Path(__file__).resolve().parents[2]
     for item in SCORING_CODE:
         p = root / item
@@ -364,8 +362,6 @@ def fingerprint(
 
     weights = package_data(WEIGHTS_FILE)  # the EBM+ weights ebm ask ranks with
     h.update(weights.read_bytes() if weights.is_file() else b"no EBM+ weights")
-    meta = index_dir() / "meta.json"
-    h.update(meta.read_bytes() if meta.is_file() else b"no concept index")
     h.update(f"year={year};bm25={bm25_kind}".encode())
     return h.hexdigest()
 
@@ -394,7 +390,7 @@ def compute_components(
     pools: Sequence[Pool],
     store: Any,
     *,
-    rules_dir: str | Path | None = None,
+    resources: Resources,
     year: int | None = None,
     bm25_kind: str = "question",
     cache: str | Path | None = None,
@@ -424,7 +420,7 @@ def compute_components(
     pools = [p for p in pools if p.candidates]
     if not pools:
         raise DataError("no pooled citation is in the store")
-    digest = fingerprint({p.qid: frames[p.qid] for p in pools}, pools, citations, rules_dir, year, bm25_kind)
+    digest = fingerprint({p.qid: frames[p.qid] for p in pools}, pools, citations, resources, year, bm25_kind)
     if cache is not None and not recompute and Path(cache).is_file():
         try:
             cached = Components.load(cache)
@@ -440,7 +436,7 @@ def compute_components(
     from tqdm import tqdm
 
     start = time.perf_counter()
-    scorer = Scorer(store, rules_dir, year, cache=annotation_cache)
+    scorer = Scorer(store, resources, year, cache=annotation_cache)
     load_seconds = time.perf_counter() - start
     questions: list[QuestionComponents] = []
     total = sum(len(p.candidates) for p in pools)
@@ -459,7 +455,7 @@ def compute_components(
             rows = scorer.score(
                 frame, [citations[p] for p in pool.pmids], [c.pool_score for c in pool.candidates]
             )
-            bm25 = bm25_scores(store, bm25_query(frame, bm25_kind), pool.pmids)
+            bm25 = bm25_scores(store, bm25_query(frame, resources.stopwords, bm25_kind), pool.pmids)
             names = list(dict.fromkeys(name for row in rows for name in row))
             values = {name: np.asarray([row.get(name, 0.0) for row in rows], dtype=float) for name in names}
             values["bm25"] = np.asarray([bm25.get(p, 0.0) for p in pool.pmids], dtype=float)
@@ -481,7 +477,7 @@ def compute_components(
     meta = {
         "year": year,
         "bm25_query": bm25_kind,
-        "rules": str(rules_dir) if rules_dir is not None else "shipped",
+        "rules": str(resources.rules_dir),
         "questions": len(questions),
         "candidates": total,
         "citations": scorer.annotated,

@@ -3,14 +3,11 @@
 Each problem names the file, the line and what to write instead, e.g.
 ``rules/task_indicators.tsv:40: Diagnosis, Diferential: not a MeSH descriptor; did you mean
 'Diagnosis, Differential'?``. Loading an invalid table raises ``InputError`` with the same
-messages (``ebm.rules.load_rules``).
+messages (``ebm.resources.Resources.load``).
 
-Tables owned by other modules are checked through ``VALIDATORS``: file name ->
-``"module:callable"``. The callable takes the table's path; it is usually the module's own
-loader: raising ``EbmError`` means invalid (the message becomes the problem, a leading
-``path:line:`` kept), returning anything means valid, except a list of ``Problem``, which is
-reported as such (for validators that find several problems at once). To hook a new table
-in, add one line to ``VALIDATORS``.
+Every table is declared once in ``ebm.rules.registry`` (file, typed columns, builder,
+validator, consumers): cells are checked by their columns, required tables must exist and
+have rows, then the declared validator runs (MeSH names, index entries, trigger tokens).
 
 Tables that passed before, unchanged under the same code and data, are not validated again
 (``ebm.rules.verdicts``); problems are never remembered.
@@ -18,7 +15,6 @@ Tables that passed before, unchanged under the same code and data, are not valid
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,41 +23,18 @@ from typing import Any
 
 from ebm.errors import EbmError, InputError
 from ebm.rules import qualifiers as quals
-from ebm.rules.table import closest
+from ebm.rules.table import Table, closest, load
 from ebm.rules.tables import (
     INDICATOR_TASKS,
-    TABLE_FILES,
     TREE_NUMBER,
     ClinicalQueries,
     Journals,
     StudyTypes,
     TaskIndicators,
     journal_keys,
-    load_clinical_queries,
-    load_journals,
-    load_study_types,
-    load_task_indicators,
     resolve_descriptor,
-    table_path,
 )
 from ebm.rules.verdicts import Verdicts
-
-# Tables of other modules: file name -> "module:callable(path)". A missing module or
-# attribute is reported as "not checked", never as a failure of this package.
-VALIDATORS: dict[str, str] = {
-    "semantic_groups.tsv": "ebm.concepts.groups:MeshGroups",
-    "umls_semantic_groups.tsv": "ebm.concepts.groups:UmlsGroups",
-    "concept_synonyms.tsv": "ebm.concepts.matcher:validate_synonyms",
-    "concept_stoplist.tsv": "ebm.concepts.matcher:validate_stoplist",
-    "concept_adjectives.tsv": "ebm.concepts.matcher:validate_adjectives",
-    "negation_triggers.tsv": "ebm.text.negation:load_negation_rules",
-    "population_words.tsv": "extractors.population:load_population_words",
-    "intervention_cues.tsv": "extractors.cues:load_weighted_cues",
-    "intervention_kinds.tsv": "extractors.tree_weights:load_tree_weights",
-    "problem_kinds.tsv": "extractors.tree_weights:load_tree_weights",
-    "intervention_terms.tsv": "extractors.intervention:load_intervention_terms",
-    "outcome_cues.tsv": "extractors.outcome_cues:read_cues",
-}
 
 
 @dataclass(frozen=True)
@@ -239,7 +212,7 @@ def check_journals(t: Journals) -> list[Problem]:
     return out
 
 
-def check_clinical_queries(t: ClinicalQueries) -> list[Problem]:
+def check_clinical_queries(t: ClinicalQueries, vocabulary: Any) -> list[Problem]:
     from ebm.query_syntax import QuerySyntaxError, require_subset
 
     store_translate: Callable[..., Any] | None
@@ -258,7 +231,7 @@ def check_clinical_queries(t: ClinicalQueries) -> list[Problem]:
             out.append(Problem(r.file, r.line, "pubmed: unbalanced parentheses or quotes"))
         elif store_translate is not None:
             try:
-                store_translate(r.pubmed)
+                store_translate(r.pubmed, vocabulary)
             except EbmError as exc:
                 out.append(Problem(r.file, r.line, f"pubmed: the local store cannot run it: {exc}"))
         try:
@@ -270,114 +243,180 @@ def check_clinical_queries(t: ClinicalQueries) -> list[Problem]:
 
 # --- whole directory ----------------------------------------------------------------------
 
-OWN_LOADERS: dict[str, Callable[[Path, list[InputError]], Any]] = {
-    "task_indicators": load_task_indicators,
-    "study_types": load_study_types,
-    "journals": load_journals,
-    "clinical_queries": load_clinical_queries,
-}
 
+class CheckContext:
+    """What validators may read besides their own table, each loaded on first use: the
+    vocabulary, the concept index's lookup (None when not built), the text pipeline's
+    tokenizer and the other tables of the directory."""
 
-def check_loaded(name: str, table: Any, voc: Any) -> list[Problem]:
-    if name == "task_indicators":
-        return check_task_indicators(table, voc)
-    if name == "study_types":
-        return check_study_types(table, voc)
-    if name == "journals":
-        return check_journals(table)
-    return check_clinical_queries(table)
+    def __init__(
+        self,
+        directory: Path,
+        built: dict[str, Any],
+        vocabulary: Any = None,
+        index: Path | None = None,
+        tokenize: Callable[[str], list[str]] | None = None,
+    ) -> None:
+        self.directory = directory
+        self._built = built
+        self._vocabulary = vocabulary
+        self._index = index
+        self._tokenize = tokenize
+        self._lookup: Any = False
+
+    @property
+    def vocabulary(self) -> Any:
+        if self._vocabulary is None:
+            from ebm.mesh import MeshVocabulary
+
+            self._vocabulary = MeshVocabulary()  # the shipped MeSH 2024 (rules name its terms)
+        return self._vocabulary
+
+    @property
+    def lookup(self) -> dict[str, Any] | None:
+        if self._lookup is False:
+            from ebm.concepts.index import read_lookup, read_meta
+
+            try:  # adjectives name MeSH disorders: only a full MeSH index (setup's) can tell
+                meta = read_meta(self._index) if self._index is not None else {}
+                mesh_index = str(meta.get("source", "")).startswith("MeSH") and meta.get("include_permuted")
+                self._lookup = read_lookup(self._index) if self._index is not None and mesh_index else None
+            except EbmError:
+                self._lookup = None
+        return self._lookup
+
+    def tokenize(self, text: str) -> list[str]:
+        if self._tokenize is None:
+            from ebm.text.pipeline import TextPipeline
+
+            nlp = TextPipeline(abbreviations=False).nlp
+            self._tokenize = lambda s: [t.text for t in nlp.tokenizer(s) if not t.is_space]
+        return self._tokenize(text)
+
+    def value(self, name: str) -> Any:
+        """Another table's built value (a validator reads only tables it declares)."""
+        return self._built[name][1]
 
 
 def load_checked(
-    directory: Path, voc: Any = None, verdicts: Verdicts | None = None
-) -> tuple[dict[str, Any], list[Problem]]:
-    """Load this package's tables from ``directory`` and validate them against ``voc`` (default:
-    ``mesh()``, loaded only when a table needs validating).
+    directory: Path,
+    vocabulary: Any = None,
+    verdicts: Verdicts | None = None,
+    *,
+    index: Path | None = None,
+    tokenize: Callable[[str], list[str]] | None = None,
+) -> tuple[dict[str, tuple[Table, Any]], list[Problem]]:
+    """Read every declared table of ``directory`` and validate it; (name -> (table, built
+    value), problems). With ``verdicts``, a table that passed before (same bytes, code and
+    data) is not validated again, and a table that passes is recorded."""
+    from ebm.rules.registry import specs
 
-    With ``verdicts``, a table that passed before (same bytes, code and MeSH data) is loaded
-    without validating it again, and a table that passes is recorded.
-    """
-    loaded: dict[str, Any] = {}
+    built: dict[str, tuple[Table, Any]] = {}
     problems: list[Problem] = []
-    for name in TABLE_FILES:
-        path = table_path(directory, name)
-        if not path.exists():
-            problems.append(Problem(str(path), None, "table missing (copy it from the shipped rules/)"))
+    ctx = CheckContext(directory, built, vocabulary, index, tokenize)
+    for spec in specs():
+        path = spec.path(directory)
+        if path.is_dir():
+            problems.append(Problem(str(path), None, "a directory, not a table file"))
             continue
-        key = _own_key(verdicts, path)
+        if not path.exists():
+            if spec.required:
+                problems.append(Problem(str(path), None, "table missing (copy it from the shipped rules/)"))
+            continue
+        try:
+            content = path.read_bytes()
+        except OSError as exc:
+            problems.append(Problem(str(path), None, f"cannot read: {exc.strerror}"))
+            continue
         errors: list[InputError] = []
         try:
-            table = OWN_LOADERS[name](path, errors)
+            table = load(path, spec.table_columns(), errors)
         except EbmError as exc:
             problems.append(problem_from_error(exc, path))
             continue
-        loaded[name] = table
-        found = [problem_from_error(e, path) for e in errors]
-        # the key was taken before loading: a table edited meanwhile is validated
-        if verdicts and key and not found and verdicts.passed(key) and key == _own_key(verdicts, path):
+        # bad cells are reported, and the good rows still checked (every problem at once)
+        cells = [problem_from_error(e, path) for e in errors]
+        problems.extend(cells)
+        if not errors and spec.required and not table.rows:
+            problems.append(Problem(str(path), None, "no rows (this table is required: give at least one)"))
             continue
-        if voc is None:
-            from ebm.mesh import mesh
-
-            voc = mesh()
-        found.extend(check_loaded(name, table, voc))
-        if verdicts and key and not found and key == _own_key(verdicts, path):
+        try:
+            value = spec.build(table)
+        except EbmError as exc:
+            problems.append(problem_from_error(exc, path))
+            continue
+        if not cells:
+            built[spec.name] = (table, value)
+        if spec.validate is None:
+            continue
+        key = _key(verdicts, spec, content, directory, index) if verdicts and not cells else None
+        if key and verdicts and verdicts.passed(key):
+            continue
+        if any(r not in built for r in spec.reads):
+            continue  # a table it reads has problems of its own, reported there
+        try:
+            found = spec.validate(table, value, ctx)
+        except EbmError as exc:
+            found = [problem_from_error(exc, path)]
+        if key and verdicts and not found:
             verdicts.record(key)
         problems.extend(found)
-    return loaded, problems
+    return built, problems
 
 
-def _own_key(verdicts: Verdicts | None, path: Path) -> str | None:
-    if verdicts is None:
-        return None
-    try:
-        return verdicts.own_key(path.name, path.read_bytes())
-    except OSError:
-        return None
+def _key(verdicts: Verdicts, spec: Any, content: bytes, directory: Path, index: Path | None) -> str:
+    """Everything a table's verdict depends on: its bytes, the tables its validator reads,
+    the code and MeSH data (``Verdicts.environment``), and for index-reading validators the
+    index's state; for negation the tokenizer's versions."""
+    import hashlib
+
+    from ebm.rules.verdicts import data_state, dependency_versions
+
+    h = hashlib.sha256(f"table {verdicts.environment} {dependency_versions()} {spec.name}\0".encode())
+    h.update(content)
+    for other in spec.reads:
+        from ebm.rules.registry import REGISTRY
+
+        p = REGISTRY[other].path(directory)
+        h.update(p.read_bytes() if p.is_file() else b"-")
+    if spec.needs_index:
+        h.update(data_state(index).encode() if index is not None else b"no index")
+    return h.hexdigest()[:40]
 
 
-def _run_external(spec: str, path: Path) -> list[Problem] | None:
-    """Problems from another module's validator; None when that module provides none."""
-    module, _, attr = spec.partition(":")
-    try:
-        fn = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError):
-        return None
-    try:
-        result = fn(path)
-    except EbmError as exc:
-        return [problem_from_error(exc, path)]
-    if isinstance(result, list | tuple) and result and all(isinstance(p, Problem) for p in result):
-        return list(result)
-    return []
-
-
-def check_directory(directory: Path, vocabulary: Any = None, *, remember: bool = True) -> Report:
-    """Validate every table in ``directory``: this package's and, through VALIDATORS, others'.
+def check_directory(
+    directory: Path,
+    vocabulary: Any = None,
+    *,
+    remember: bool = True,
+    index: Path | None = None,
+) -> Report:
+    """Validate every declared table in ``directory`` (``ebm.rules.registry``).
 
     With ``remember`` (and the shipped vocabulary), tables that passed before unchanged, under
     the same code and data, are not validated again (``ebm.rules.verdicts``).
     """
+    from ebm.rules.registry import spec_for_file, specs
+
     verdicts = Verdicts() if remember and vocabulary is None else None
     report = Report()
-    _, problems = load_checked(directory, vocabulary, verdicts)
+    _, problems = load_checked(directory, vocabulary, verdicts, index=index)
     report.problems.extend(problems)
-    own = {table_path(directory, name).name for name in TABLE_FILES}
-    report.checked.extend(sorted(f for f in own if (directory / f).exists()))
+    declared = {s.path(directory).name for s in specs()}
+    report.checked.extend(sorted(f for f in declared if (directory / f).is_file()))
     for path in sorted(directory.iterdir()):
-        if path.name in own or path.suffix not in (".tsv", ".toml"):
-            continue
-        spec = VALIDATORS.get(path.name)
-        key = verdicts.external_key(spec, path.name, directory) if verdicts and spec else None
-        if verdicts and key and verdicts.passed(key):
-            report.checked.append(path.name)
-            continue
-        found = _run_external(spec, path) if spec else None
-        if found is None:
+        if (
+            path.name not in declared
+            and path.suffix in (".tsv", ".toml", ".txt")
+            and spec_for_file(path.name) is None
+        ):
             report.unchecked.append(path.name)
-        else:
-            report.checked.append(path.name)
-            report.problems.extend(found)
-            if verdicts and key and not found and key == verdicts.external_key(spec, path.name, directory):
-                verdicts.record(key)
     return report
+
+
+def format_problems(problems: list[Problem], limit: int = 20) -> str:
+    """The lines ``ebm rules check`` prints, first ``limit`` of them."""
+    ordered = sorted(problems, key=lambda p: p.sort_key)
+    shown = "\n".join(str(p) for p in ordered[:limit])
+    more = f"\n... and {len(ordered) - limit} more" if len(ordered) > limit else ""
+    return shown + more

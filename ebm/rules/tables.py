@@ -10,7 +10,7 @@
 * ``clinical_queries.tsv`` -> ``ClinicalQueries``: the PubMed Clinical Queries filters per
   category and scope, as PubMed takes them and translated into the minimal query subset.
 
-Tables load without MeSH (``load_*``); ``ebm.rules.load_rules`` validates them against MeSH
+Tables load without MeSH (``load_*``); ``ebm.resources.Resources.load`` validates them against MeSH
 (``ebm.rules.check``) before use, so the compiling code below can assume valid names.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -141,17 +141,12 @@ class TaskIndicators:
     rows: list[Indicator]
     _compiled: dict[tuple[str, int], TaskWeights] = field(default_factory=dict, repr=False)
 
-    def for_task(self, task: str) -> list[Indicator]:
-        return [r for r in self.rows if r.task == task]
-
-    def weights(self, task: str, vocabulary: MeshVocabulary | None = None) -> TaskWeights:
+    def weights(self, task: str, vocabulary: MeshVocabulary) -> TaskWeights:
         """The compiled weights of an indicator task or frame task ("diagnostic test" -> diagnosis)."""
-        from ebm.mesh import mesh
-
         t = FRAME_TASKS.get(task, task)
         if t not in INDICATOR_TASKS or t == "all":
             raise ValueError(f"not a task: {task!r}")
-        voc = vocabulary or mesh()
+        voc = vocabulary
         key = (t, id(voc))
         if key not in self._compiled:
             self._compiled[key] = self._compile(t, voc)
@@ -225,7 +220,10 @@ def resolve_descriptor(term: str, voc: MeshVocabulary):  # -> Descriptor | None
 
 
 def load_task_indicators(path: Path, errors: list[InputError] | None = None) -> TaskIndicators:
-    table = load(path, TASK_INDICATOR_COLUMNS, errors)
+    return task_indicators_from_table(load(path, TASK_INDICATOR_COLUMNS, errors))
+
+
+def task_indicators_from_table(table: Table) -> TaskIndicators:
     rows = [
         Indicator(r["task"], r["kind"], r["term"], r["major"], r["minor"], str(table.path), r.line, r.comment)
         for r in table
@@ -281,10 +279,8 @@ class StudyTypes:
     table: Table
     rows: list[StudyType]
 
-    def classify(self, citation: Citation, vocabulary: MeshVocabulary | None = None) -> StudyEvidence:
-        from ebm.mesh import mesh
-
-        voc = vocabulary or mesh()
+    def classify(self, citation: Citation, vocabulary: MeshVocabulary) -> StudyEvidence:
+        voc = vocabulary
         pts = _keys((p.ui, p.name) for p in citation.publication_types or ())
         mhs = _keys((h.descriptor_ui, h.descriptor_name) for h in citation.mesh_headings or ())
         s_row = g_row = None
@@ -322,7 +318,10 @@ def _has(keys: set[str], term: str, voc: MeshVocabulary) -> bool:
 
 
 def load_study_types(path: Path, errors: list[InputError] | None = None) -> StudyTypes:
-    table = load(path, STUDY_TYPE_COLUMNS, errors)
+    return study_types_from_table(load(path, STUDY_TYPE_COLUMNS, errors))
+
+
+def study_types_from_table(table: Table) -> StudyTypes:
     rows = [
         StudyType(
             r["field"],
@@ -413,7 +412,10 @@ class Journals:
 
 
 def load_journals(path: Path, errors: list[InputError] | None = None) -> Journals:
-    table = load(path, JOURNAL_COLUMNS, errors)
+    return journals_from_table(load(path, JOURNAL_COLUMNS, errors))
+
+
+def journals_from_table(table: Table) -> Journals:
     rows = [
         CoreJournal(r["title"], r["medline_ta"] or None, r["s_journal"], str(table.path), r.line)
         for r in table
@@ -470,7 +472,10 @@ class ClinicalQueries:
 
 
 def load_clinical_queries(path: Path, errors: list[InputError] | None = None) -> ClinicalQueries:
-    table = load(path, CLINICAL_QUERY_COLUMNS, errors)
+    return clinical_queries_from_table(load(path, CLINICAL_QUERY_COLUMNS, errors))
+
+
+def clinical_queries_from_table(table: Table) -> ClinicalQueries:
     rows = [
         ClinicalQuery(
             r["category"],
@@ -489,30 +494,12 @@ def load_clinical_queries(path: Path, errors: list[InputError] | None = None) ->
 
 # --- the set --------------------------------------------------------------------------------
 
-TABLE_FILES: dict[str, str] = {
-    "task_indicators": "task_indicators.tsv",
-    "study_types": "study_types.tsv",
-    "journals": "journals.tsv",
-    "clinical_queries": "clinical_queries.tsv",
-}
-
-
 @dataclass
 class RuleSet:
-    """The four tables this package owns, loaded from one directory."""
+    """The four scoring and query tables of one rules directory (``Resources.rules``)."""
 
     directory: Path
     task_indicators: TaskIndicators
     study_types: StudyTypes
     journals: Journals
     clinical_queries: ClinicalQueries
-
-    def files(self) -> Sequence[Path]:
-        return [table_path(self.directory, name) for name in TABLE_FILES]
-
-
-def table_path(directory: Path, name: str) -> Path:
-    """A table's file in ``directory``: ``<name>.tsv``, or ``<name>.toml`` when only that exists."""
-    tsv = directory / TABLE_FILES[name]
-    toml = tsv.with_suffix(".toml")
-    return toml if not tsv.exists() and toml.exists() else tsv

@@ -32,9 +32,6 @@ CODE_PACKAGES = ("ebm", "extractors", "rules")
 # Distributions other modules' validators use (negation triggers are tokenized with spaCy).
 EXTERNAL_DEPENDENCIES = ("spacy", "scispacy")
 TABLE_SUFFIXES = (".tsv", ".toml", ".txt")
-# Parts of the data directory other modules' validators read: the concept index (adjective
-# rows are looked up in it when it is built).
-DATA_PARTS = ("concepts",)
 MAX_RECORDS = 500  # older records are removed beyond this many
 
 
@@ -76,25 +73,18 @@ def directory_digest(directory: Path) -> str:
     return h.hexdigest()
 
 
-def data_state() -> str:
-    """Name, size and modification time of the files in ``DATA_PARTS`` (a rebuilt index
+def data_state(index: Path) -> str:
+    """Name, size and modification time of the concept index's files (a rebuilt index
     changes them)."""
-    out = []
-    for part in DATA_PARTS:
-        d = data_dir() / part
-        files = sorted(f for f in d.iterdir() if f.is_file()) if d.is_dir() else []
-        out.append(
-            f"{part}:" + ",".join(f"{f.name}/{f.stat().st_size}/{f.stat().st_mtime_ns}" for f in files)
-        )
-    return " ".join(out)
+    files = sorted(f for f in index.iterdir() if f.is_file()) if index.is_dir() else []
+    return "index:" + ",".join(f"{f.name}/{f.stat().st_size}/{f.stat().st_mtime_ns}" for f in files)
 
 
 def environment() -> str:
-    """What every verdict depends on: code, MeSH data and the shipped tables."""
+    """What every verdict depends on: code and MeSH data."""
     from ebm.mesh import data_digest
-    from ebm.paths import rules_dir
 
-    return f"{code_digest()} {data_digest()} {directory_digest(rules_dir())}"
+    return f"{code_digest()} {data_digest()}"
 
 
 class Verdicts:
@@ -106,20 +96,6 @@ class Verdicts:
     @functools.cached_property
     def environment(self) -> str:
         return environment()
-
-    def own_key(self, file_name: str, content: bytes) -> str:
-        """The key of one of this package's tables (its checks read that table and MeSH only)."""
-        h = hashlib.sha256(f"own {self.environment} {file_name}\0".encode())
-        h.update(content)
-        return h.hexdigest()[:40]
-
-    def external_key(self, spec: str, file_name: str, directory: Path) -> str:
-        """The key of another module's table, validated by ``spec`` ("module:callable")."""
-        text = (
-            f"external {self.environment} {dependency_versions()} {data_state()} {spec} {file_name} "
-            f"{directory_digest(directory)}"
-        )
-        return hashlib.sha256(text.encode()).hexdigest()[:40]
 
     def passed(self, key: str) -> bool:
         return (self.root / key).is_file()

@@ -76,9 +76,12 @@ class PicoScore:
 
 @cache
 def _stopwords() -> frozenset[str]:
-    from ebm.concepts.index import stopwords
+    # TODO(issue 11): the scorer's word normaliser still reads the shipped stopwords; the
+    # matcher reads the rules directory's.
+    from ebm.concepts.index import load_stopwords
+    from ebm.resources import shipped_rules_dir
 
-    return frozenset(w.casefold() for w in stopwords())
+    return frozenset(w.casefold() for w in load_stopwords(shipped_rules_dir() / "stopwords_en.txt"))
 
 
 def content_words(text: str) -> frozenset[str]:

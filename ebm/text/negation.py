@@ -15,14 +15,13 @@ Punctuation tokens do not count towards the window.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from ebm.errors import DataError
-from ebm.paths import rules_dir
+from ebm.errors import InputError
+from ebm.rules.table import Table, choice, load, text
 from ebm.text.document import Document
 
 TriggerType = Literal["pre", "post", "pseudo", "termination"]
@@ -52,65 +51,39 @@ class NegationRules:
         return max((len(p) for p in self.phrases), default=0)
 
 
-def load_negation_rules(
-    path: Path | None = None, tokenize: Callable[[str], list[str]] | None = None
-) -> NegationRules:
-    """Read and validate a trigger table; errors name the file and line.
+TRIGGER_COLUMNS = (
+    text("trigger", help="a trigger phrase, matched case-insensitively on tokens"),
+    choice("type", TRIGGER_TYPES, help="pre, post, pseudo or termination"),
+    text("comment", required=False, help="a note"),
+)
 
-    ``tokenize`` splits a trigger into tokens the way documents are tokenized (default: the
-    text pipeline's tokenizer), so "didn't" or "vs." match the document's tokens.
+
+def negation_rules_from_table(table: Table, tokenize: Callable[[str], list[str]]) -> NegationRules:
+    """The trigger phrases of a table; errors name the file and line.
+
+    ``tokenize`` splits a trigger into tokens the way documents are tokenized (the text
+    pipeline's tokenizer), so "didn't" or "vs." match the document's tokens.
     """
-    path = path or rules_dir() / RULES_FILE
-    if tokenize is None:
-        tokenize = _pipeline_tokenize
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise DataError(f"{path}: cannot read negation triggers ({e.strerror})") from e
-    except UnicodeDecodeError as e:
-        raise DataError(f"{path}: not UTF-8 ({e})") from e
     phrases: dict[tuple[str, ...], TriggerType] = {}
     where: dict[tuple[str, ...], int] = {}
-    header_seen = False
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        cols = line.split("\t")
-        if not header_seen:
-            if [c.strip().lower() for c in cols[:2]] != ["trigger", "type"]:
-                raise DataError(f"{path}, line {lineno}: expected the header 'trigger<TAB>type<TAB>comment'")
-            header_seen = True
-            continue
-        if len(cols) not in (2, 3):
-            raise DataError(
-                f"{path}, line {lineno}: expected 2 or 3 tab-separated columns (trigger, type, comment), "
-                f"got {len(cols)}"
-            )
-        trigger, ttype = cols[0].strip().lower(), cols[1].strip().lower()
-        if not trigger:
-            raise DataError(f"{path}, line {lineno}: empty trigger")
-        if ttype not in TRIGGER_TYPES:
-            raise DataError(
-                f"{path}, line {lineno}: unknown type {cols[1].strip()!r} for {trigger!r} "
-                f"(expected one of {', '.join(TRIGGER_TYPES)})"
-            )
+    for row in table:
+        trigger, ttype = row["trigger"].lower(), row["type"]
         key = tuple(t.lower() for t in tokenize(trigger))
+        if not key:
+            raise InputError(f"{table.where(row)}: trigger {trigger!r} has no tokens")
         if key in phrases:
-            raise DataError(
-                f"{path}, line {lineno}: trigger {trigger!r} already defined on line {where[key]} "
+            raise InputError(
+                f"{table.where(row)}: trigger {trigger!r} already defined on line {where[key]} "
                 f"(as {phrases[key]}); a phrase can have only one type"
             )
-        phrases[key] = ttype  # type: ignore[assignment]
-        where[key] = lineno
-    if not header_seen:
-        raise DataError(f"{path}: no header line and no triggers")
-    return NegationRules(phrases, str(path))
+        phrases[key] = ttype
+        where[key] = row.line
+    return NegationRules(phrases, str(table.path))
 
 
-def _pipeline_tokenize(text: str) -> list[str]:
-    from ebm.text.pipeline import default_pipeline
-
-    return [t.text for t in default_pipeline().nlp.tokenizer(text) if not t.is_space]
+def load_negation_rules(path: Path, tokenize: Callable[[str], list[str]]) -> NegationRules:
+    """Read and validate a trigger table (``negation_rules_from_table``)."""
+    return negation_rules_from_table(load(path, TRIGGER_COLUMNS), tokenize)
 
 
 def _is_word(token_text: str) -> bool:
@@ -120,10 +93,10 @@ def _is_word(token_text: str) -> bool:
 class NegationDetector:
     """Finds triggers per sentence (memoised on the Document) and judges spans."""
 
-    def __init__(self, rules: NegationRules | None = None, window: int = DEFAULT_WINDOW) -> None:
+    def __init__(self, rules: NegationRules, window: int = DEFAULT_WINDOW) -> None:
         if window < 1:
             raise ValueError("window must be >= 1")
-        self.rules = rules or load_negation_rules()
+        self.rules = rules
         self.window = window
         self._max_len = self.rules.max_len
         self._key = f"negation:{id(self)}"
@@ -194,19 +167,3 @@ class NegationDetector:
     def flag(self, doc: Document, spans: Iterable[tuple[int, int]]) -> list[bool]:
         """``negated`` for each ``(start, end)`` token span."""
         return [self.negated(doc, a, b) for a, b in spans]
-
-
-@lru_cache(maxsize=1)
-def default_detector() -> NegationDetector:
-    """The detector with the shipped trigger table and the default window."""
-    return NegationDetector()
-
-
-def negated(doc: Document, start: int, end: int) -> bool:
-    """Whether tokens ``start..end-1`` of ``doc`` are negated (shipped rules, default window)."""
-    return default_detector().negated(doc, start, end)
-
-
-def negated_spans(doc: Document, spans: Sequence[tuple[int, int]]) -> list[bool]:
-    """``negated`` for each ``(start, end)`` token span (shipped rules, default window)."""
-    return default_detector().flag(doc, spans)
