@@ -25,7 +25,3 @@ def package_data(name: str) -> Path:
     """Path of a file shipped in ``ebm/data``."""
     return Path(str(resources.files("ebm") / "data" / name))
 
-
-def rules_dir() -> Path:
-    """The rule tables shipped with the package (``rules/``)."""
-    return Path(str(resources.files("rules")))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ebm.errors import InputError
-from ebm.paths import rules_dir
+from ebm.resources import shipped_rules_dir as rules_dir
 from ebm.rules.table import choice, load, number, text
 from ebm.rules.tables import (
     CLINICAL_QUERY_COLUMNS,

@@ -224,7 +224,8 @@ def run_ask(args: argparse.Namespace) -> int:
                 print_text(result, args.top or DEFAULT_TOP, sys.stdout)
     if args.format == "json":
         docs = [r.to_dict(top=args.top or DEFAULT_TOP, explanation=args.explain) for _, r in results]
-        json.dump(docs[0] if len(docs) == 1 else docs, sys.stdout, indent=2, ensure_ascii=False)
+        data = docs[0] if len(docs) == 1 else docs
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)  # standard JSON only
         print()
     elif args.format == "trec":
         sys.stdout.write(trec_run(results, config.ranker, args.top))
@@ -346,7 +347,7 @@ def run_explain(args: argparse.Namespace) -> int:
     with Pipeline(_config(args)) as pipeline:
         explanation = pipeline.explain(args.pmid, frame)
     if args.format == "json":
-        json.dump(explanation.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(explanation.to_dict(), sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
         print()
     else:
         print_explanation(explanation, sys.stdout)

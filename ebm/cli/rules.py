@@ -32,10 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from ebm.paths import rules_dir
+    from ebm.resources import shipped_rules_dir
     from ebm.rules.check import check_directory
 
-    directory: Path = args.directory or rules_dir()
+    directory: Path = args.directory or shipped_rules_dir()
     if not directory.is_dir():
         raise InputError(f"rules directory not found: {directory}")
     report = check_directory(directory)
@@ -51,15 +51,43 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_copy(args: argparse.Namespace) -> int:
-    from ebm.paths import rules_dir
+    from ebm.resources import shipped_rules_dir
+    from ebm.rules.registry import specs
 
     dest: Path = args.directory
     if dest.exists():
         raise InputError(f"{dest} already exists: choose a new directory")
-    src = rules_dir()
-    dest.mkdir(parents=True)
-    for f in sorted(src.iterdir()):
-        if f.suffix in (".tsv", ".toml", ".txt"):
-            shutil.copy2(f, dest / f.name)
-    print(f"copied the rule tables of {src} to {dest}; edit them, check with `ebm rules check {dest}`")
+    src = shipped_rules_dir()
+    try:
+        dest.mkdir(parents=True)
+        for f in sorted(src.iterdir()):
+            if f.suffix in (".tsv", ".toml", ".txt") and f.is_file():
+                shutil.copy2(f, dest / f.name)
+        checkout = _checkout_of(src)
+        if checkout is not None and _inside(dest, checkout):
+            # a copy inside the ebm checkout is the user's scratch: git must not list it
+            ignore = "# made by `ebm rules copy`: not part of ebm\n*\n"
+            (dest / ".gitignore").write_text(ignore, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot copy the rule tables to {dest}: {exc.strerror or exc}") from None
+    declared = {s.path(src).name for s in specs()}
+    copied = sorted(f.name for f in dest.iterdir() if f.name in declared)
+    print(
+        f"copied {len(copied)} rule tables of {src} to {dest}; edit them, check with "
+        f"`ebm rules check {dest}`, use with --rules {dest}"
+    )
     return 0
+
+
+def _checkout_of(rules: Path) -> Path | None:
+    """The source checkout the shipped rules live in (a git work tree), or None when installed."""
+    root = rules.resolve().parent
+    return root if (root / ".git").exists() else None
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+    except ValueError:
+        return False
+    return True
