@@ -741,8 +741,11 @@ def extract_findings(
             continue  # a title names the comparison; it reports a finding only with a result word
         probs = model.direction(direction_features(s.unit.text, s.tagged))
         direction = max(probs, key=lambda k: probs[k])
-        # a sentence that does not name the frame's outcome reports another one: say which
+        # a sentence that does not name the frame's outcome reports another one: say which,
+        # and only when it names an arm (else it may compare anything: "penicillin did not ...")
         on_outcome = not q.outcome or s.outcome_coverage > 0
+        if not on_outcome and not ({"i", "c"} & set(s.tagged.roles)):
+            continue
         out.append(
             Finding(
                 outcome=outcome_phrase(s.unit.text, q if on_outcome else q_free, s.tagged),
