@@ -256,3 +256,25 @@ def test_evidence_sentence_top3_on_validation_abstracts(
         hits += any(f.start < b and a_ < f.end for f in found[:3] for a_, b in spans)
     assert n > 100
     assert hits / n >= 0.85
+
+
+def test_concept_path_with_the_annotation(resources, model: FindingsModel) -> None:
+    """As ``ebm ask`` will call it: the annotation's document, concepts and outcome prior."""
+    from extractors.annotate import Annotator
+
+    a = Annotator(resources).annotate(bundled_citations({"1621668"})["1621668"])
+    q = make_question("acetaminophen", "ibuprofen", "reducing fever", resources.matcher)
+    assert "D000082" in q.i_cuis and "D007052" in q.c_cuis  # Acetaminophen, Ibuprofen
+    found = extract_findings(
+        a.document,
+        "acetaminophen",
+        "ibuprofen",
+        "reducing fever",
+        model,
+        prior={o.sentence: o.probability for o in a.outcomes},
+        concepts=a.concepts,
+        matcher=resources.matcher,
+        outcome_words=load_outcome_words(package_data(OUTCOME_WORDS_FILE)),
+    )
+    assert found[0].sentence == FEVER_RESULT and found[0].direction == "lower"
+    assert a.document.text[found[0].start : found[0].end] == FEVER_RESULT
