@@ -128,6 +128,26 @@ _CUES: tuple[tuple[str, re.Pattern[str], str, bool], ...] = tuple(
 )
 
 
+# A literal every match of a (lower-case) cue contains: a cheap test before the regex search.
+_ANCHORS = {
+    "randomized": "randomi",
+    "randomly_assigned": "randomly",
+    "placebo": "placebo",
+    "double_blind": "blind",
+    "meta_analysis": "analys",
+    "systematic_review": "systematic",
+    "cohort": "cohort",
+    "prospective": "prospective",
+    "retrospective": "retrospective",
+    "follow_up": "follow",
+    "case_control": "control",
+    "year_old": "old",
+    "hazard_ratio": "hazard",
+    "odds_ratio": "odds",
+    "review": "view",  # review, overview
+}
+
+
 def text_features(title: str, abstract: str) -> Counter[str]:
     """Counts of word uni/bigrams of title + abstract and of title unigrams (``t:``)."""
     feats: Counter[str] = Counter()
@@ -154,7 +174,12 @@ def cue_features(title: str, abstract: str) -> list[str]:
         (True, True): title.lower(),
         (False, True): title,
     }
-    found = {name for name, rx, where, low in _CUES if rx.search(texts[low, where == "title"])}
+    found = set()
+    for name, rx, where, low in _CUES:
+        text = texts[low, where == "title"]
+        anchor = _ANCHORS.get(name) if low else None
+        if (anchor is None or anchor in text) and rx.search(text):
+            found.add(name)
     return ["cue:" + name for name, _, _ in CUES if name in found]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 __all__ = ["SampleSize", "extract_sample_size", "parse_number"]
@@ -89,6 +90,8 @@ _SUBJECT_VERB = (
 )
 _SUBJECT_ENROLLED = r"\s+(?:\w+\s+){0,4}(?:were|was) (?:enroll|recruit|included)"
 _NUMBER_RE = re.compile(NUMBER, re.I)
+_NUMBER_LOW = re.compile(NUMBER)
+_IN_THE = re.compile(rf"({_NUM_DIGITS}) in the\b")
 _N_EQUALS = re.compile(rf"\b[nN]\s*=\s*({_NUM_DIGITS})")
 
 _RANDOMIZED = re.compile(r"\brandom(?:i[sz]ed|i[sz]ation|ly (?:assigned|allocated|divided)|i[sz]e)")
@@ -196,21 +199,46 @@ def _is_year(value: int, before: str, after: str) -> bool:
     return bool(_YEAR_BEFORE.search(before) or re.match(r"\s*(?:and|to|-|–)\s*\d{4}", after))
 
 
+class _Flags:
+    """What a sentence says about its counts, searched only when a count needs it (lower case)."""
+
+    def __init__(self, low: str) -> None:
+        self.low = low
+
+    @cached_property
+    def randomized(self) -> bool:
+        return bool(_RANDOMIZED.search(self.low))
+
+    @cached_property
+    def enrolled(self) -> bool:
+        return bool(_ENROLLED.search(self.low))
+
+    @cached_property
+    def study(self) -> bool:
+        return bool(_STUDY_WORDS.search(self.low))
+
+    @cached_property
+    def bad_sentence(self) -> bool:
+        return bool(_BAD_SENTENCE_WORDS.search(self.low))
+
+    @cached_property
+    def planned(self) -> bool:
+        return bool(_PLANNED.search(self.low))
+
+
 def _candidates(text: str) -> list[_Candidate]:
     found: list[_Candidate] = []
     late = len(text) * 0.6
     for s_start, sent in _sentences(text):
-        low = sent.lower()  # the sentence-level patterns are lower case and compiled without re.I (slow)
-        randomized = bool(_RANDOMIZED.search(low))
-        enrolled = bool(_ENROLLED.search(low))
-        study = bool(_STUDY_WORDS.search(low))
-        bad_sentence = bool(_BAD_SENTENCE_WORDS.search(low))
-        planned = bool(_PLANNED.search(low))
+        flags = _Flags(sent.lower())
         in_parens: list[_Candidate] = []
         people: list[_Candidate] = []
         skip_until = -1
         scan = re.sub(r"\b((?:19|20)\d\d),(?=\d)", r"\1 ", sent)  # "February 2011,157 patients"
-        for m in _NUMBER_RE.finditer(scan):
+        scan_low = scan.lower()
+        # without re.I on the lower-cased copy (faster); offsets agree unless lower() changed the length
+        numbers = _NUMBER_LOW.finditer(scan_low) if len(scan_low) == len(scan) else _NUMBER_RE.finditer(scan)
+        for m in numbers:
             if m.start() < skip_until:
                 continue
             value = parse_number(m.group())
@@ -230,26 +258,26 @@ def _candidates(text: str) -> list[_Candidate]:
             if not _PERSON_AFTER.match(noun_after) and not re.match(_SUBJECT_VERB, after, re.I):
                 continue
             score = 1.0
-            if randomized:
+            if flags.randomized:
                 score += 2.0
-            if enrolled:
+            if flags.enrolled:
                 score += 2.0
             if not before.strip() or re.search(r"(?:PARTICIPANTS|PATIENTS|SUBJECTS)\s*:?\s*$", before):
                 score += 2.0  # "37 otherwise healthy children aged 2 to 12 years": a participants section
-            elif _INTRO_BEFORE.search(tail) and study:
+            elif _INTRO_BEFORE.search(tail) and flags.study:
                 score += 2.0
             if _TOTAL.search(tail):
                 score += 2.0
             clause = re.split(r"[,;:(]", after, maxsplit=1)[0][:60]
             if _RANDOMIZED.search(clause.lower()) or re.match(_SUBJECT_ENROLLED, after, re.I):
                 score += 1.0  # the count is the subject of the randomisation / enrolment
-            if bad_sentence:
+            if flags.bad_sentence:
                 score -= 2.0
             if _PER_GROUP.match(noun_after) or _SUBGROUP_AFTER.match(after):
                 score -= 3.0
             if s_start + m.start() > late:
                 score -= 0.5  # results tend to count subgroups
-            if planned:
+            if flags.planned:
                 score -= 5.0  # a protocol: "130 patients will be randomly allocated"
             end = m.end()
             if pair and (second := parse_number(pair.group(2))):
@@ -265,7 +293,7 @@ def _candidates(text: str) -> list[_Candidate]:
                 people.append(cand)
         if not people:
             people = in_parens  # "Subjects (128 boys, 21 girls)"
-        if len(people) >= 2 and not bad_sentence and not _SUBSET.search(low):
+        if len(people) >= 2 and not flags.bad_sentence and not _SUBSET.search(flags.low):
             # Several groups counted in one sentence and no total: their sum is the sample.
             total = sum(c.value for c in people)
             top = max(c.score for c in people)
@@ -273,16 +301,20 @@ def _candidates(text: str) -> list[_Candidate]:
         groups = [parse_number(g) or 0 for g in _N_EQUALS.findall(sent)]
         if groups:
             ns = list(_N_EQUALS.finditer(sent))
-            value = sum(groups) if len(groups) > 1 and (randomized or enrolled or study) else groups[0]
-            score = 1.5 + (2.0 if randomized else 0.0) + (1.0 if enrolled else 0.0)
-            score -= (2.0 if bad_sentence else 0.0) + (3.0 if planned else 0.0)
-            if len(groups) == 1 and (randomized or enrolled):
+            value = (
+                sum(groups)
+                if len(groups) > 1 and (flags.randomized or flags.enrolled or flags.study)
+                else groups[0]
+            )
+            score = 1.5 + (2.0 if flags.randomized else 0.0) + (1.0 if flags.enrolled else 0.0)
+            score -= (2.0 if flags.bad_sentence else 0.0) + (3.0 if flags.planned else 0.0)
+            if len(groups) == 1 and (flags.randomized or flags.enrolled):
                 score += 0.5
             if len(groups) > 1:
                 score += 0.5
             span = (s_start + ns[0].start(1), s_start + ns[-1].end(1))
             found.append(_Candidate(value, score, span[0], span[1], sent.strip()))
-        in_groups = re.findall(rf"({_NUM_DIGITS}) in the\b", sent)
+        in_groups = _IN_THE.findall(sent)
         if len(in_groups) >= 2 and re.search(r"\bgroups?\b", sent):
             i0 = sent.find(in_groups[0])
             total = sum(parse_number(g) or 0 for g in in_groups)
