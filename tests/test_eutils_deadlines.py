@@ -9,6 +9,8 @@ clock, bounds generous enough for a loaded 2-core machine yet far below the old 
 
 from __future__ import annotations
 
+import functools
+import re
 import socket
 import time
 from pathlib import Path
@@ -19,7 +21,6 @@ from ebm.ask import AskConfig, Pipeline
 from ebm.errors import InputError, ServiceError
 from ebm.frame import frame_from_dict
 from ebm.pubmed import EUtils, PubMedSource
-from ebm.query import retrieve
 from ebm.source import DeadlineExceeded, SourceUnavailable, deadline
 from tests import netguard
 from tests.eutils_server import EutilsServer, Fault, eutils_server_fixture  # noqa: F401 - the fixture
@@ -53,6 +54,22 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@functools.cache
+def _resources():  # type: ignore[no-untyped-def]
+    """The shipped rules and MeSH (``ebm.resources``), loaded once, before any clock starts."""
+    from ebm.resources import Resources
+
+    return Resources.load()
+
+
+def retrieve(frame, source, **kw):  # type: ignore[no-untyped-def]
+    """``ebm.query.retrieve`` with the shipped rules and MeSH."""
+    from ebm.query import retrieve as run
+
+    r = _resources()
+    return run(frame, source, rules=r.rules, vocabulary=r.vocabulary, **kw)
+
+
 def _client(url: str, **kw: object) -> EUtils:
     options: dict[str, object] = dict(rate=1000.0, cache=False)  # NCBI's timeout/backoff/tries
     options.update(kw)
@@ -61,6 +78,7 @@ def _client(url: str, **kw: object) -> EUtils:
 
 def test_refused_connection_fails_at_once_and_stops_the_ladder() -> None:
     c = _client(f"http://127.0.0.1:{_free_port()}/entrez/eutils/")
+    _resources()
     started = time.monotonic()
     refused = r"esearch term=.* failed at http://127\.0\.0\.1:\d+/.*cannot connect"
     with pytest.raises(SourceUnavailable, match=refused):
@@ -73,6 +91,7 @@ def test_hanging_server_ends_at_the_request_deadline(eutils_server: EutilsServer
     """Accepts, never answers: the per-read timeout (30 s) is not reached; the total is."""
     eutils_server.inject(*[Fault("stall", seconds=120.0)] * 10)
     c = _client(eutils_server.url, deadline=1.0)
+    _resources()
     started = time.monotonic()
     with pytest.raises(SourceUnavailable, match=r"no complete answer within the request's deadline of 1 s"):
         retrieve(frame_from_dict(FEVER), PubMedSource(c), min_hits=50)
@@ -103,14 +122,13 @@ def test_question_deadline_bounds_a_whole_question(eutils_server: EutilsServer, 
     and the error says it was the question's."""
     eutils_server.inject(*[Fault("stall", seconds=120.0)] * 10)
     source = PubMedSource(_client(eutils_server.url, deadline=60.0))
-    config = AskConfig(source="pubmed", deadline_s=1.0, cache=False)
-    started = time.monotonic()
-    with (
-        Pipeline(config, source=source) as p,
-        pytest.raises(DeadlineExceeded, match=r"question's deadline of 1 s"),
-    ):
-        p.ask(frame_from_dict(FEVER))
-    assert time.monotonic() - started < 3.0
+    config = AskConfig(source="pubmed", deadline_s=1.5, cache=False)
+    with Pipeline(config, source=source) as p:
+        p.concepts(frame_from_dict(FEVER))  # the concept index loaded before the clock starts
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceeded, match=r"esearch .* within the question's deadline of 1.5 s"):
+            p.ask(frame_from_dict(FEVER))
+    assert 1.4 < time.monotonic() - started < 3.5
 
 
 def test_retries_stop_when_the_pause_would_pass_the_deadline(eutils_server: EutilsServer) -> None:
@@ -151,3 +169,29 @@ def test_bad_deadlines_are_input_errors() -> None:
         AskConfig(deadline_s=0)
     with pytest.raises(InputError, match="timeout and deadline must be > 0"):
         EUtils("http://127.0.0.1:9/", deadline=-1)
+
+
+def test_ebm_ask_deadline_flag(
+    eutils_server: EutilsServer, concept_index: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """`ebm ask --source pubmed --deadline 8` on a server that never answers: a one-line
+    error naming the deadline, exit 2, in about 8 s (loading the concept index counts); a bad
+    --deadline is refused."""
+    from ebm.cli import main
+
+    monkeypatch.setenv("EBM_HOME", str(concept_index.parent))
+    monkeypatch.setenv("EBM_EUTILS_URL", eutils_server.url)
+    eutils_server.inject(*[Fault("stall", seconds=120.0)] * 10)
+    question = ["ask", "--task", "therapy", "--problem", "leg cramps", "--source", "pubmed", "--no-cache"]
+    started = time.monotonic()
+    assert main([*question, "--deadline", "8"]) == 2
+    assert time.monotonic() - started < 11.0
+    err = capsys.readouterr().err
+    assert re.fullmatch(
+        r"ebm: error: esearch term=.* failed at http://127\.0\.0\.1:\d+/entrez/eutils/esearch\.fcgi: "
+        r"no complete answer within the question's deadline of 8 s \(1 try; last failure: no attempt\)\n",
+        err,
+    ), err
+    assert len(eutils_server.requests()) == 1
+    assert main([*question, "--deadline", "0"]) == 2
+    assert "deadline must be a positive number of seconds, got 0.0" in capsys.readouterr().err
