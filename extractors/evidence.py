@@ -12,7 +12,7 @@ from typing import Any
 
 from ebm.citation import Citation
 from ebm.mesh import MeshVocabulary
-from ebm.rules.tables import StudyTypes
+from ebm.rules.tables import StudyEvidence, StudyTypes
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,9 @@ class Evidence:
     study_class: str | None  # clinical trial, observational, non-clinical, synthesis, ...
     s_study: float  # the S_study score of the matched row (0 when none)
     reasons: tuple[str, ...]
+    # what the study-type table says (the rows behind S_study and the grade); None: no
+    # publication types or MeSH headings. S_SoE reads it: the grade is computed once.
+    study: StudyEvidence | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -35,7 +38,7 @@ def grade_evidence(citation: Citation, study_types: StudyTypes, vocabulary: Mesh
     """The grade and study class from rules/study_types.tsv, names resolved in ``vocabulary``:
     the one evidence grade annotate, ask, explain and the web card show."""
     if citation.publication_types is None and citation.mesh_headings is None:
-        return Evidence(None, None, 0.0, ("no publication types or MeSH headings: grade unknown",))
+        return Evidence(None, None, 0.0, ("no publication types or MeSH headings: grade unknown",), None)
     found = study_types.classify(citation, vocabulary)
     reasons: list[str] = []
     if found.study_row is not None:
@@ -47,4 +50,4 @@ def grade_evidence(citation: Citation, study_types: StudyTypes, vocabulary: Mesh
     if not reasons:
         reasons.append("no publication type or heading in the study-type table")
     klass = found.study_class or (found.grade_row.study_class if found.grade_row else None)
-    return Evidence(found.grade, klass, found.s_study, tuple(reasons))
+    return Evidence(found.grade, klass, found.s_study, tuple(reasons), found)

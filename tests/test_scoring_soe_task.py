@@ -9,11 +9,19 @@ import pytest
 from ebm.citation import Citation, MeshHeading, Qualifier
 from ebm.mesh import mesh
 from ebm.rules import RuleSet
-from ebm.scoring.soe import score_soe
+from ebm.scoring.soe import score_soe as _score_soe
 from ebm.scoring.task import score_task
 from tests import scoring_pool
 from tests.scoring_pool import headings, pub_types
 from tests.shipped import load_rules
+
+
+def score_soe(citation: Citation, rules: RuleSet, year: int, vocabulary: object) -> object:
+    """S_SoE with the study evidence an annotation computes (``grade_evidence``)."""
+    from extractors.evidence import grade_evidence
+
+    ev = grade_evidence(citation, rules.study_types, vocabulary)  # type: ignore[arg-type]
+    return _score_soe(citation, rules, year, ev.study)
 
 YEAR = 2024
 

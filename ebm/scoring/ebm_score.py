@@ -115,7 +115,7 @@ def score_citation(
     return EbmScore(
         pmid=cit.pmid,
         pico=score_pico(fc, ann),
-        soe=score_soe(cit, rules, config.year, vocabulary),
+        soe=score_soe(cit, rules, config.year, ann.evidence.study),
         task=score_task(cit, fc.frame.task.value, rules, vocabulary),
         weights=config.weights,
     )

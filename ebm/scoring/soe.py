@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ebm.citation import Citation
-from ebm.mesh import MeshVocabulary
-from ebm.rules import RuleSet
+from ebm.rules import RuleSet, StudyEvidence
 from ebm.scoring.contribution import Contribution
 
 
@@ -54,9 +53,10 @@ def journal_name(citation: Citation) -> str | None:
     return j.medline_ta or j.iso_abbreviation or j.title
 
 
-def score_soe(
-    citation: Citation, rules: RuleSet, year_now: int, vocabulary: MeshVocabulary | None = None
-) -> SoeScore:
+def score_soe(citation: Citation, rules: RuleSet, year_now: int, study: StudyEvidence | None) -> SoeScore:
+    """S_SoE of a citation; ``study``: what the study-type table says about it, as its
+    annotation computed it (``Annotation.evidence.study``; None: no publication types or MeSH),
+    so the grade shown is the annotation's."""
     out: list[Contribution] = []
     # journal
     row = rules.journals.match(citation.journal)
@@ -69,14 +69,13 @@ def score_soe(
         why = f"{name!r} is not in the journal table" if name else "journal unknown"
         out.append(Contribution("journal", 0.0, why, str(rules.journals.table.path)))
     # study type
-    if citation.publication_types is None and citation.mesh_headings is None:
-        found = None
+    found = study
+    if found is None:
         s_study = 0.0
         out.append(
             Contribution("study", 0.0, "no publication types or MeSH headings: study type unknown", None)
         )
     else:
-        found = rules.study_types.classify(citation, vocabulary)
         s_study = found.s_study
         if found.study_row is not None:
             r = found.study_row
