@@ -23,7 +23,9 @@ DESIGN_GRADE_COLUMNS = (
     number("s_study", required=False, help="S_study, or empty"),
     choice("grade", GRADES, help="A, B or C"),
     number("min_probability", minimum=0.0, maximum=1.0, help="below it: no grade"),
-    number("min_n", required=False, minimum=1, help="fewer reported participants: one grade lower"),
+    number(
+        "min_n", required=False, minimum=1, help="reported participants for higher confidence in the grade"
+    ),
 )
 
 
@@ -78,9 +80,6 @@ def validate(grades: DesignGrades) -> list[str]:
     ]
 
 
-_LOWER = {"A": "B", "B": "C", "C": "C"}
-
-
 def grade_masses(prediction: DesignPrediction, grades: DesignGrades) -> dict[str, float]:
     """Probability of each grade: the summed probabilities of the designs the table grades so
     (a cohort-or-RCT doubt is still grade A)."""
@@ -116,9 +115,9 @@ def grade_from_design(
         )
     reason = f"predicted {prediction.label} ({p:.2f}): grade {grade} ({mass[grade]:.2f}; {row.where})"
     if row.min_n is not None and sample_size is not None and row.grade == grade:
+        # sample size sets the confidence within the grade, never the grade (issue 13)
         if sample_size.value < row.min_n:
-            grade = _LOWER[grade]
-            reason += f"; n = {sample_size.value} < {row.min_n}: grade {grade}"
+            reason += f"; n = {sample_size.value} < {row.min_n}: lower confidence within grade {grade}"
         else:
-            reason += f"; n = {sample_size.value} >= {row.min_n}"
+            reason += f"; n = {sample_size.value} >= {row.min_n}: higher confidence within grade {grade}"
     return grade, row.study_class, reason

@@ -58,9 +58,9 @@ def test_fever_trial_is_an_rct_from_its_text(model: DesignModel) -> None:
     assert human_from(p, c.title, c.abstract_text) is True
     size = extract_sample_size(c.abstract_text)
     grade, klass, reason = grade_from_design(p, size, load_design_grades(GRADES))
-    # an RCT is A, but this one reports 37 children, below the table's MIN_N of 40: one grade lower
-    assert (grade, klass) == ("B", "clinical trial")
-    assert "n = 37 < 40" in reason and "design_grades.tsv:" in reason
+    # an RCT is A; it reports 37 children, below the table's MIN_N of 40: lower confidence, same grade
+    assert (grade, klass) == ("A", "clinical trial")
+    assert "n = 37 < 40: lower confidence within grade A" in reason and "design_grades.tsv:" in reason
 
 
 def test_case_reports_and_animal_studies_of_the_bundle(model: DesignModel) -> None:
