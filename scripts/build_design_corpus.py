@@ -8,8 +8,10 @@ Distant labels (no hand labelling):
   (``ebm/data/corpus/citations.jsonl.gz``; PubMedQA's MESHES are in it);
 * design known by construction: PICO-data docs, EvidenceOutcomes and the Evidence Inference
   abstracts are randomized controlled trials;
-* titles of otherwise unlabelled bundled records (BC5CDR) that name their design
-  ("a case report", "in rats", "a systematic review"): a weak label, training only.
+* titles (else abstracts) of otherwise unlabelled records (BC5CDR, in-process MEDLINE records
+  whose publication types name no design) that name their design ("a case report", "in rats",
+  "a systematic review"; "we searched MEDLINE ...", "we report a case", "single-arm phase II"):
+  a weak label, training only.
 
 Split (seeded, by PMID, fixed): half of the records whose publication types come with MeSH
 headings (indexed by NLM, so the publication types are the indexer's) is the evaluation set
