@@ -133,6 +133,8 @@ class AskResult:
     missing: tuple[str, ...]  # retrieved PMIDs the source could not return
     cached: int  # annotations read from the cache
     timings: Timings
+    # retrieved citations the pipeline could not process, each with why (skipped, not ranked)
+    skipped: tuple[str, ...] = ()
 
     def top(self, n: int) -> tuple[Answer, ...]:
         return self.answers[:n]
@@ -152,6 +154,7 @@ class AskResult:
             ],
             "candidates": len(self.answers),
             "missing": list(self.missing),
+            "skipped": list(self.skipped),
             "frame_concepts": self.concepts.to_dict(),
             "results": [a.to_dict(explanation) for a in answers],
             "timings": self.timings.to_dict(),
@@ -240,6 +243,9 @@ class Pipeline:
             resources = annotator.resources  # the annotator's own, already loaded
         if resources is None:
             resources = default_resources(self.config.rules)
+        if annotator is not None and annotator.resources is not resources:
+            # annotations and scores must come from the same tables (one evidence grade)
+            raise ValueError("the annotator was built with other resources than the pipeline's")
         self.resources = resources
         self.rules = resources.rules
         self.ranker_settings = self.config.ranker_settings()
@@ -247,6 +253,7 @@ class Pipeline:
         self._owns_source = source is None
         self._annotator = annotator
         self._cache: Any = None
+        self.skipped: list[str] = []  # citations the last question could not process, and why
 
     # --- resources, opened on first use -------------------------------------------------------
 
@@ -310,15 +317,25 @@ class Pipeline:
         return frame_concepts(frame, self.matcher, self.vocabulary)
 
     def annotate(self, citations: Sequence[Citation]) -> tuple[list[Annotation], int]:
-        """Annotations of ``citations`` in order, and how many came from the cache."""
+        """Annotations of ``citations`` in order, and how many came from the cache. A citation
+        the text pipeline cannot process (``UnprocessableText``: a 2 MB abstract) is left out,
+        and why is added to ``skipped``: one such record must not break a question."""
+        from ebm.text.document import UnprocessableText
+
         cache = self.cache
         found = cache.get_many(citations) if cache is not None else {}
         missing = [c for c in citations if c.pmid not in found]
-        fresh = [self.annotator.annotate(c) for c in missing] if missing else []
+        fresh = []
+        for c in missing:
+            try:
+                fresh.append(self.annotator.annotate(c))
+            except UnprocessableText as exc:
+                self.skipped.append(f"skipped: {exc}")
         if cache is not None and fresh:
             cache.put_many(fresh)
         made = {a.citation.pmid: a for a in fresh}
-        return [found.get(c.pmid) or made[c.pmid] for c in citations], len(found)
+        done = [found.get(c.pmid) or made.get(c.pmid) for c in citations]
+        return [a for a in done if a is not None], len(found)
 
     def score(
         self, frame: Frame, annotations: Sequence[Annotation], fc: FrameConcepts | None = None
@@ -416,13 +433,16 @@ class Pipeline:
         timings.fetch = time.perf_counter() - t
         t = time.perf_counter()
         check_deadline(f"annotating {len(citations)} citations")
+        self.skipped = []
         annotations, cached = self.annotate(citations)
+        annotated = {a.citation.pmid for a in annotations}
+        citations = [c for c in citations if c.pmid in annotated]  # the skipped ones left out
         timings.annotate = time.perf_counter() - t
         t = time.perf_counter()
         scores = self.retrieval_scores(retrieval, [c.pmid for c in citations])
         answers = self.rank(frame, annotations, fc, scores, ranker)
         timings.score = time.perf_counter() - t
-        return AskResult(frame, fc, retrieval, tuple(answers), missing, cached, timings)
+        return AskResult(frame, fc, retrieval, tuple(answers), missing, cached, timings, tuple(self.skipped))
 
     def retrieval_scores(self, retrieval: Retrieval, pmids: Sequence[str]) -> list[float] | None:
         """The source's score of each retrieved candidate, when the source gave scores with its
@@ -442,7 +462,11 @@ class Pipeline:
             where = "PubMed" if self.config.source == "pubmed" else "the local store"
             raise InputError(f"PMID {pmid} is not in {where}")
         fc = self.concepts(frame)
-        (ann,), _ = self.annotate(found)
+        self.skipped = []
+        annotated, _ = self.annotate(found)
+        if not annotated:
+            raise InputError(f"PMID {pmid} cannot be explained: {'; '.join(self.skipped)}")
+        (ann,) = annotated
         (c,) = self.candidate_scores(frame, [ann], fc)
         # Alone, a citation has no per-question scaling: its answer carries S_EBM.
         answer = make_answer(

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from ebm.citation import Citation
+from ebm.citation import AbstractSection, Citation
 from ebm.medline.reader import read_citations
 from ebm.text.abbreviations import expand_abbreviations, long_form_at
 from ebm.text.document import Document
-from ebm.text.pipeline import TextPipeline, default_pipeline, position_of
+from ebm.text.document import UnprocessableText
+from ebm.text.pipeline import TextPipeline, position_of
 
 
 @pytest.fixture(scope="module")
@@ -121,5 +122,10 @@ def test_empty_and_missing_parts(pipeline: TextPipeline) -> None:
     assert [s.index for s in doc.sentences] == [0, 1] and doc.sentences[0].position == "first"
 
 
-def test_default_pipeline_is_shared() -> None:
-    assert default_pipeline() is default_pipeline()
+def test_a_text_beyond_spacys_limit_is_a_clear_error(pipeline: TextPipeline) -> None:
+    """A 2 MB abstract (spaCy's E088) names the PMID and the sizes, in one line."""
+    huge = "Fever was treated. " * 110_000
+    with pytest.raises(UnprocessableText) as err:
+        pipeline.process(Citation(pmid="123", title="Big", abstract=(AbstractSection(huge),)))
+    msg = str(err.value)
+    assert msg.startswith("PMID 123: title and abstract of 2,090,005 characters exceed") and "\n" not in msg

@@ -311,6 +311,8 @@ def print_text(result, top: int, out: TextIO) -> None:  # AskResult
             f"({len(result.missing)} retrieved PMIDs could not be fetched: {' '.join(result.missing)})",
             file=out,
         )
+    for note in result.skipped:  # a citation the pipeline cannot process: left out, said so
+        print(_wrap(f"note: {note}", "  ", width), file=out)
     for a in result.top(top):
         print(file=out)
         head = (

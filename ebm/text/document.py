@@ -10,6 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from ebm.errors import DataError
+
+
+class UnprocessableText(DataError):
+    """A citation the text pipeline cannot process (a title and abstract beyond spaCy's length
+    limit, error E088): a question skips it with a note, ``ebm annotate`` reports it."""
+
 # Discourse position used by extractors for unstructured abstracts (and kept for structured ones).
 Position = Literal["title", "first", "middle", "last"]
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 
 import spacy
 from scispacy.custom_tokenizer import combined_rule_tokenizer
@@ -22,7 +21,7 @@ from spacy.attrs import IDX, IS_SPACE, LENGTH
 
 from ebm.citation import AbstractSection, Citation
 from ebm.text.abbreviations import AbbreviationFinder
-from ebm.text.document import Document, Position, Sentence, Token
+from ebm.text.document import Document, Position, Sentence, Token, UnprocessableText
 from ebm.text.sentences import split_spans
 
 SectionsInput = Sequence[AbstractSection] | Sequence[str] | str | None
@@ -93,6 +92,13 @@ class TextPipeline:
             else:
                 spans.extend((k, s, e) for s, e in self.splitter(text, a, b))
 
+        if len(text) > self.nlp.max_length:
+            # spaCy would raise E088 (and needs ~1 GB per 100,000 characters of text)
+            who = f"PMID {pmid}: " if pmid else ""
+            raise UnprocessableText(
+                f"{who}title and abstract of {len(text):,} characters exceed the text pipeline's "
+                f"limit of {self.nlp.max_length:,}"
+            )
         sdoc = self.nlp.make_doc(text)
         # Offsets via one array read: iterating spaCy Token objects costs more than the tokenizer.
         idx_len_space = sdoc.to_array([IDX, LENGTH, IS_SPACE]).tolist() if len(sdoc) else []
@@ -138,9 +144,3 @@ class TextPipeline:
         if self._abbrev is not None:
             doc.abbreviations, doc.abbreviation_spans = self._abbrev.find(sdoc, token_index, words)
         return doc
-
-
-@lru_cache(maxsize=1)
-def default_pipeline() -> TextPipeline:
-    """The shared pipeline with default settings (built on first use)."""
-    return TextPipeline()
