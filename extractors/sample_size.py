@@ -134,6 +134,11 @@ _SUBSET = re.compile(
     r"\b(?:completed|finished|analy[sz]ed|evaluable|responded|remained|had|developed|achieved|"
     r"experienced|reported|showed|occurred)\b",
 )
+_COMPLETERS = re.compile(
+    r"\b(?:(?:completed|finished) (?:the )?(?:study|trial|treatment|intervention|follow-up|protocol)|"
+    r"had usable|were (?:analy[sz]ed|evaluable))\b",
+    re.I,
+)
 _PLANNED = re.compile(
     r"\b(?:will be|will include|will recruit|will enrol+|aims? to recruit|to be recruited)\b"
 )
@@ -235,6 +240,8 @@ def _candidates(text: str) -> list[_Candidate]:
         people: list[_Candidate] = []
         skip_until = -1
         scan = re.sub(r"\b((?:19|20)\d\d),(?=\d)", r"\1 ", sent)  # "February 2011,157 patients"
+        scan = scan.replace("- and ", "--and-")  # "17 age- and gender-matched subjects" (same length)
+        breakdown = False
         scan_low = scan.lower()
         # without re.I on the lower-cased copy (faster); offsets agree unless lower() changed the length
         numbers = _NUMBER_LOW.finditer(scan_low) if len(scan_low) == len(scan) else _NUMBER_RE.finditer(scan)
@@ -271,6 +278,8 @@ def _candidates(text: str) -> list[_Candidate]:
             clause = re.split(r"[,;:(]", after, maxsplit=1)[0][:60]
             if _RANDOMIZED.search(clause.lower()) or re.match(_SUBJECT_ENROLLED, after, re.I):
                 score += 1.0  # the count is the subject of the randomisation / enrolment
+            if _COMPLETERS.search(clause):
+                score -= 2.0  # "94 participants had usable data": who was analysed, not enrolled
             if flags.bad_sentence:
                 score -= 2.0
             if _PER_GROUP.match(noun_after) or _SUBGROUP_AFTER.match(after):
@@ -287,13 +296,15 @@ def _candidates(text: str) -> list[_Candidate]:
                 score += 0.5
             cand = _Candidate(value, score, s_start + m.start(), s_start + end, sent.strip())
             found.append(cand)
-            if before.count("(") > before.count(")"):
+            if _SUBGROUP_AFTER.match(after):
+                breakdown = True  # "1795 rural residents (53.5%)": a share of a total, not a group
+            elif before.count("(") > before.count(")"):
                 in_parens.append(cand)  # "282 participants (100 women, 182 men)": a breakdown
             elif not _NESTED_BEFORE.search(before):  # "Of 1,024 patients, 512 ...": a total, not a group
                 people.append(cand)
         if not people:
             people = in_parens  # "Subjects (128 boys, 21 girls)"
-        if len(people) >= 2 and not flags.bad_sentence and not _SUBSET.search(flags.low):
+        if len(people) >= 2 and not breakdown and not flags.bad_sentence and not _SUBSET.search(flags.low):
             # Several groups counted in one sentence and no total: their sum is the sample.
             total = sum(c.value for c in people)
             top = max(c.score for c in people)
