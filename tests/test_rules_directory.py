@@ -275,6 +275,14 @@ def test_every_shipped_table_has_an_edit_here() -> None:
     assert shipped - INDEX_ONLY <= set(EDITS), "declare an edit for every shipped table"
 
 
+def test_docs_list_every_table_with_its_consumers() -> None:
+    doc = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    for spec in specs():
+        row = next((ln for ln in doc.splitlines() if ln.startswith(f"| `{spec.file}` |")), None)
+        assert row is not None, spec.file
+        assert row.split("|")[2].strip() == ", ".join(spec.consumers), spec.file
+
+
 _SHIPPED: dict[str, Any] = {}
 
 
