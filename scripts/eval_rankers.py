@@ -20,21 +20,50 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gzip
+import json
 import sys
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ebm.ask import AskConfig, Pipeline
 from ebm.errors import EbmError
 from ebm.evaluation.bench import load_frames_dir, markdown_tables, read_pools
+from ebm.evaluation.kinds import kinds_by_query, relevant_count
 from ebm.evaluation.relevance import LEVELS
 from ebm.evaluation.report import build_report
 from ebm.evaluation.tasks import task_group
 from ebm.evaluation.trec import Run, read_qrels, run_from_ranked, run_from_rankings, write_run
+from ebm.scoring.combine import minmax
 from ebm.scoring.fit import Question, cross_validate, fit, nested_cross_validate
-from ebm.scoring.rankers import FEATURES, WEIGHTS_FILE, PlusWeights, feature_values, rank
+from ebm.scoring.ranker_prior import (
+    PRIOR_WEIGHTS_FILE,
+    PairQuestion,
+    PriorWeights,
+    choose,
+    fit_prior,
+    mean_ap,
+    nested_prior,
+    pair_question,
+    prior_matrix,
+    prior_parts,
+    prior_scores,
+    shipped_prior_weights,
+)
+from ebm.scoring.rankers import (
+    FEATURES,
+    WEIGHTS_FILE,
+    PlusWeights,
+    RankerSettings,
+    candidate_columns,
+    feature_values,
+    rank_columns,
+)
 from ebm.scoring.task import capped
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,6 +82,85 @@ ABLATIONS = {
     "without lexical": ("retrieval", "problem", "intervention", "co_problems"),
     "+ population, outcome": (*FIT_FEATURES, "population", "outcome"),
     "+ term, task, soe": (*FIT_FEATURES, "term", "task", "soe"),
+}
+
+# EBM-prior (ebm.scoring.ranker_prior): feature sets and penalties the nested CV chooses among,
+# smallest first (the first among equals wins).
+MATCH = ("lexical", "problem", "intervention", "co_problems")
+EVIDENCE = ("findings", "design", "sample_size", "recency")
+PRIOR_SETS = {
+    "match": MATCH,
+    "match + evidence": (*MATCH, *EVIDENCE),
+    "match + evidence + rest": (*MATCH, *EVIDENCE, "population", "outcome", "task", "term"),
+}
+PRIOR_ABLATIONS = {
+    "lexical only": ("lexical",),
+    "match": MATCH,
+    "match + findings": (*MATCH, "findings"),
+    "match + design": (*MATCH, "design"),
+    "match + sample size": (*MATCH, "sample_size"),
+    "match + recency": (*MATCH, "recency"),
+    "match + evidence": (*MATCH, *EVIDENCE),
+    "match + evidence - findings": (*MATCH, "design", "sample_size", "recency"),
+    "match + evidence + task (bounded)": (*MATCH, *EVIDENCE, "task"),
+}
+PENALTIES = (0.001, 0.003, 0.01, 0.03, 0.1)
+WEAK_PENALTY = 0.01  # the one weak-only fit shown as a run (all penalties are in the notes)
+
+
+@dataclass
+class QuestionData:
+    """One question's candidates (pool order), every ranker column, and their years."""
+
+    pmids: list[str]
+    cols: dict[str, list[float]]
+    years: list[int | None]
+
+
+def date_order(pmids: Sequence[str], years: Sequence[int | None]) -> list[str]:
+    """Newest year first, unknown years last, pool order within a year (as ``ebm bench``)."""
+    order = sorted(range(len(pmids)), key=lambda i: (years[i] is None, -(years[i] or 0), i))
+    return [pmids[i] for i in order]
+
+
+def load_weak(path: Path) -> dict[str, Any]:
+    """Weak training questions (``scripts/weak_questions.py``): columns and qrels."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        raw = json.load(f)
+    return {
+        "questions": {q: QuestionData(**v) for q, v in raw["questions"].items()},
+        "qrels": raw["qrels"],
+    }
+
+
+def _sum(*cols: Sequence[float]) -> list[float]:
+    return [float(sum(v)) for v in zip(*cols, strict=True)]
+
+
+def _mean_evidence(c: Mapping[str, Sequence[float]]) -> list[float]:
+    return [v / 3 for v in _sum(c["design"], c["sample_size"], c["recency"])]
+
+
+# Untuned variants of the paper's formula (equal weights), for what each fix does alone.
+VARIANTS: dict[str, Callable[[Mapping[str, Sequence[float]]], list[float]]] = {
+    "paper S_EBM, S_task capped (tanh)": lambda c: _sum(c["pico"], c["soe"], [capped(t) for t in c["task"]]),
+    "S_match (sum of its parts)": lambda c: _sum(
+        *(c[f"match.{p}"] for p in ("problem", "intervention", "population", "co_problems", "outcome"))
+    ),
+    "S_match + S_SoE + capped S_task": lambda c: _sum(
+        *(c[f"match.{p}"] for p in ("problem", "intervention", "population", "co_problems", "outcome")),
+        c["soe"],
+        [capped(t) for t in c["task"]],
+    ),
+    # the normalisation revisited: each of the paper's three parts min-max scaled per question
+    # (S_task capped first), so none swamps the others by its raw range
+    "S_EBM, parts normalised": lambda c: _sum(
+        minmax(c["pico"]), minmax(c["soe"]), minmax([capped(t) for t in c["task"]])
+    ),
+    # ... and S_SoE from the question-aware evidence (design, sample size, recency)
+    "S_EBM, parts normalised, evidence SoE": lambda c: _sum(
+        minmax(c["pico"]), _mean_evidence(c), minmax([capped(t) for t in c["task"]])
+    ),
 }
 
 
@@ -74,6 +182,17 @@ def main() -> int:
         "left-out question, then fitted: estimates choosing the set as well as its weights",
     )
     p.add_argument("--out", type=Path, help="write every run (TREC format) into this directory")
+    p.add_argument("--cache", type=Path, help="columns cache (json.gz): read when it holds the same pools")
+    p.add_argument("--recompute", action="store_true", help="recompute the columns even if cached")
+    p.add_argument(
+        "--prior", action="store_true", help="EBM-prior: nested CV (with --ablation: per feature set)"
+    )
+    p.add_argument(
+        "--weak", type=Path, help="weak training questions (scripts/weak_questions.py) for EBM-prior"
+    )
+    p.add_argument(
+        "--write-prior", action="store_true", help=f"store the EBM-prior fit as ebm/data/{PRIOR_WEIGHTS_FILE}"
+    )
     p.add_argument("--per-task", action="store_true", help="also the tables per clinical task")
     args = p.parse_args()
     try:
@@ -83,14 +202,41 @@ def main() -> int:
         return 2
 
 
-def run(args: argparse.Namespace) -> int:
+def load_evidence_models() -> Any:
+    """The findings and design models and the design grade table (app layer: shipped files)."""
+    from ebm.paths import package_data
+    from ebm.scoring.question_evidence import EvidenceModels
+    from extractors.design import design_model_path, load_design_model
+    from extractors.design_grade import load_design_grades
+    from extractors.findings import MODEL_FILE, OUTCOME_WORDS_FILE, load_findings_model, load_outcome_words
+
+    return EvidenceModels(
+        load_design_model(design_model_path()),
+        load_design_grades(ROOT / "rules" / "design_grades.tsv"),
+        load_findings_model(package_data(MODEL_FILE)),
+        load_outcome_words(package_data(OUTCOME_WORDS_FILE)),
+    )
+
+
+def collect(
+    frames: dict[str, Any], pools: list[Any], args: argparse.Namespace
+) -> tuple[dict[str, QuestionData], Any]:
+    """Every column any ranker reads (``candidate_columns`` and the question-aware evidence
+    columns) and the year of each candidate, per question; read from ``--cache`` when it holds
+    the same questions and pools (``--recompute`` forces it)."""
+    from ebm.scoring.question_evidence import evidence_columns
     from ebm.store import open_store
 
-    frames = load_frames_dir(args.bench / "frames")
-    pools = [p for p in read_pools(args.bench / "pools.run") if p.qid in frames]
-    qrels = read_qrels(args.bench / "qrels.txt")
+    key = {q.qid: [c.pmid for c in q.candidates] for q in pools}
+    if args.cache and args.cache.is_file() and not args.recompute:
+        with gzip.open(args.cache, "rt", encoding="utf-8") as f:
+            data = json.load(f)
+        if data.get("pools") == key and data.get("year") == args.year:
+            print(f"note: columns read from {args.cache}", file=sys.stderr)
+            return {q: QuestionData(**v) for q, v in data["questions"].items()}, None
     config = AskConfig(year=args.year, ranker_weights=args.ranker_weights)
-    per_question = {}
+    models = load_evidence_models()
+    out: dict[str, QuestionData] = {}
     with open_store(args.db) as store, Pipeline(config, source=store) as pipeline:
         for pool in pools:
             found = {c.pmid: c for c in store.fetch(pool.pmids)}
@@ -101,11 +247,34 @@ def run(args: argparse.Namespace) -> int:
             cands = pipeline.candidate_scores(
                 frames[pool.qid], annotations, retrieval=[c.pool_score for c in kept]
             )
-            per_question[pool.qid] = cands
+            cols = candidate_columns(cands)
+            cols.update(evidence_columns(frames[pool.qid], annotations, models, cols["match.outcome"]))
+            out[pool.qid] = QuestionData([c.pmid for c in kept], cols, [found[c.pmid].year for c in kept])
         settings = pipeline.ranker_settings
+    if args.cache:
+        args.cache.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(args.cache, "wt", encoding="utf-8") as f:
+            json.dump(
+                {"pools": key, "year": args.year, "questions": {q: v.__dict__ for q, v in out.items()}}, f
+            )
+    return out, settings
+
+
+def run(args: argparse.Namespace) -> int:
+    frames = load_frames_dir(args.bench / "frames")
+    pools = [p for p in read_pools(args.bench / "pools.run") if p.qid in frames]
+    qrels = read_qrels(args.bench / "qrels.txt")
+    data, settings = collect(frames, pools, args)
+    if settings is None:
+        settings = RankerSettings(plus=PlusWeights.read(args.ranker_weights) if args.ranker_weights else None)
+    per_question = {q: d.cols for q, d in data.items()}
 
     qids = list(per_question)
-    docnos = {q: [c.pmid for c in per_question[q]] for q in qids}
+    docnos = {q: data[q].pmids for q in qids}
+
+    def ranked_scores(name: str, q: str) -> list[float]:
+        cols = per_question[q]
+        return rank_columns(name, cols, list(range(1, len(docnos[q]) + 1)), settings).scores
 
     def scored(name: str, scores: dict[str, list[float] | np.ndarray]) -> Run:
         # ties keep the pool order, as ebm ask (its retrieval order), ebm bench and the fit break them
@@ -117,33 +286,36 @@ def run(args: argparse.Namespace) -> int:
         return run_from_ranked(name, ranked)
 
     runs = [run_from_rankings("pool order", docnos)]
+    runs.append(run_from_rankings("date order", {q: date_order(docnos[q], data[q].years) for q in qids}))
     for ranker, label in (
         ("paper-ebm", "paper S_EBM"),
         ("combination", "paper combination"),
         ("term", "term"),
     ):
-        runs.append(scored(label, {q: rank(ranker, per_question[q], settings).scores for q in qids}))
-    # Untuned variants of the paper's formula (equal weights), for what each fix does alone.
-    variants = {
-        "paper S_EBM, S_task capped (tanh)": lambda c: (
-            c.ebm.pico.total + c.ebm.soe.total + capped(c.ebm.task.total)
-        ),
-        "S_match (sum of its parts)": lambda c: c.match.total,
-        "S_match + S_SoE + capped S_task": lambda c: (
-            c.match.total + c.ebm.soe.total + capped(c.ebm.task.total)
-        ),
-    }
+        runs.append(scored(label, {q: ranked_scores(ranker, q) for q in qids}))
     if args.variants:
-        for label, fn in variants.items():
-            runs.append(scored(label, {q: [fn(c) for c in per_question[q]] for q in qids}))
+        for label, fn in VARIANTS.items():
+            runs.append(scored(label, {q: fn(per_question[q]) for q in qids}))
     shipped = settings.plus_weights()
     label = "EBM+ (shipped weights)" if args.ranker_weights is None else f"EBM+ ({args.ranker_weights.name})"
-    runs.append(scored(label, {q: rank("ebm-plus", per_question[q], settings).scores for q in qids}))
+    runs.append(scored(label, {q: ranked_scores("ebm-plus", q) for q in qids}))
+    if args.prior or args.write_prior:
+        try:
+            prior = shipped_prior_weights()
+        except EbmError as exc:
+            print(f"note: {exc}", file=sys.stderr)
+        else:
+            runs.append(
+                scored(
+                    "EBM-prior (shipped weights)",
+                    {q: [sum(p.values()) for p in prior_parts(per_question[q], prior)] for q in qids},
+                )
+            )
 
     def questions(names: tuple[str, ...]) -> list[Question]:
         out = []
         for q in qids:
-            values = feature_values(per_question[q], names)
+            values = feature_values(per_question[q], names)  # type: ignore[arg-type]
             out.append(Question(q, docnos[q], np.column_stack([values[n] for n in names])))
         return out
 
@@ -188,15 +360,89 @@ def run(args: argparse.Namespace) -> int:
             + ", ".join(f"{k} {n} times" for k, n in counts.most_common())
         )
 
+    prior_fit = None
+    if args.prior:
+        n_rel = {q: relevant_count(qrels, q) for q in qids}
+        weak = load_weak(args.weak) if args.weak else {}
+
+        def pair_set(
+            names: tuple[str, ...], source: Mapping[str, QuestionData], judged: Any
+        ) -> list[PairQuestion]:
+            return [
+                pair_question(q, d.pmids, prior_matrix(d.cols, names), judged.get(q, {}), LEVELS["lenient"])
+                for q, d in source.items()
+            ]
+
+        def sets_of(named: Mapping[str, tuple[str, ...]]) -> dict[str, list[PairQuestion]]:
+            return {k: pair_set(v, data, qrels) for k, v in named.items()}
+
+        def weak_of(named: Mapping[str, tuple[str, ...]]) -> dict[str, list[PairQuestion]]:
+            if not weak:
+                return {}
+            return {k: pair_set(v, weak["questions"], weak["qrels"]) for k, v in named.items()}
+
+        main_sets = sets_of(PRIOR_SETS)
+        nested = nested_prior(main_sets, PENALTIES, n_rel)
+        runs.append(
+            scored(
+                "EBM-prior (nested CV: set and penalty chosen without the question)", nested.held_out_scores
+            )
+        )
+        counts = Counter(nested.chosen.values())
+        notes.append(
+            "EBM-prior nested CV, (set, penalty) chosen per left-out question: "
+            + ", ".join(f"{k[0]} @ {k[1]:g}: {n}" for k, n in counts.most_common())
+        )
+        if args.ablation:
+            for label, names in PRIOR_ABLATIONS.items():
+                one = nested_prior(sets_of({label: names}), PENALTIES, n_rel)
+                runs.append(scored(f"EBM-prior {label} (nested CV: penalty)", one.held_out_scores))
+        if weak:
+            # fitted on the weak questions only: every dev question is out of sample
+            for label, names in PRIOR_SETS.items():
+                wq = weak_of({label: names})[label]
+                dev = main_sets[label]
+                for pen in PENALTIES:
+                    w = fit_prior(wq, pen)
+                    if pen == WEAK_PENALTY:
+                        runs.append(
+                            scored(
+                                f"EBM-prior {label}, fitted on weak questions only (penalty {pen:g})",
+                                {q.qid: prior_scores(q, w) for q in dev},
+                            )
+                        )
+                    notes.append(
+                        f"weak-only fit, {label}, penalty {pen:g}: dev MAP "
+                        f"{mean_ap(dev, {q.qid: prior_scores(q, w) for q in dev}, n_rel):.3f}, bonus "
+                        + ", ".join(f"{n} {x:.2f}" for n, x in zip(names, w, strict=True))
+                    )
+            both = nested_prior(main_sets, PENALTIES, n_rel, extra=weak_of(PRIOR_SETS))
+            runs.append(scored("EBM-prior, dev + weak questions (nested CV)", both.held_out_scores))
+        name, pen = choose(main_sets, PENALTIES, n_rel)
+        w = fit_prior(main_sets[name], pen)
+        prior_fit = (name, pen, w)
+        notes.append(
+            f"EBM-prior fitted on all {len(qids)} (set {name!r}, penalty {pen:g} chosen by 5-fold CV): "
+            + ", ".join(f"{n} {x:.3f}" for n, x in zip(PRIOR_SETS[name], w, strict=True))
+        )
+
     tasks = {q: task_group(frames[q].task.value) for q in qids}
+    kinds = kinds_by_query(qrels, qids)
     reports = {
         level: build_report(qrels, runs, LEVELS[level], tasks=tasks, qrels_path=args.bench / "qrels.txt")
+        for level in ("lenient", "strict")
+    }
+    by_kind = {
+        level: build_report(qrels, runs, LEVELS[level], tasks=kinds, qrels_path=args.bench / "qrels.txt")
         for level in ("lenient", "strict")
     }
     text = markdown_tables(reports)
     if not args.per_task:
         text = text.split("\n\n**", 1)[0] + "\n"
     print(text)
+    kind_text = markdown_tables(by_kind).split("\n\n**", 1)[1]  # the all-tasks table is above
+    kind_text = "**" + kind_text
+    print("Per question kind (few: 1-2 lenient-relevant citations; many: more)\n\n" + kind_text)
     for n in notes:
         print(f"- {n}")
     if args.out:
@@ -220,6 +466,23 @@ def run(args: argparse.Namespace) -> int:
         )
         weights = {name: fitted.as_dict().get(name, 0.0) for name in FEATURES}
         path.write_text(PlusWeights(weights, str(path)).to_toml(note), encoding="utf-8")
+        print(f"wrote {path}")
+    if args.write_prior:
+        if prior_fit is None:
+            print("error: --write-prior needs --prior", file=sys.stderr)
+            return 2
+        name, pen, w = prior_fit
+        path = ROOT / "ebm" / "data" / PRIOR_WEIGHTS_FILE
+        note = (
+            f"EBM-prior bonus weights (ebm.scoring.ranker_prior), fitted {datetime.date.today()} by\n"
+            f"  python scripts/eval_rankers.py --prior --write-prior --year {args.year} --cache C\n"
+            f"on the {len(qids)} development questions of ../shared/data/bench: feature set {name!r} and\n"
+            f"penalty {pen:g} chosen by 5-fold CV, then a pairwise logistic fit on all of them.\n"
+            "score = minmax(retrieval) + sum of bonus x feature (each feature in [0, 1], bonus <= 1).\n"
+            "Nested-CV estimate and the protocol: docs/bench.md."
+        )
+        weights = dict(zip(PRIOR_SETS[name], (round(float(x), 4) for x in w), strict=True))
+        path.write_text(PriorWeights(weights, str(path)).to_toml(note), encoding="utf-8")
         print(f"wrote {path}")
     return 0
 

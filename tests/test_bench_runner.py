@@ -235,7 +235,11 @@ def test_ebm_plus_run_is_ebm_asks_order(tiny: dict, home: Path, monkeypatch: pyt
                 [scaled[a.retrieval_rank - 1] for a in answers], abs=1e-12
             )
     md = (tiny["out"] / "bench.md").read_text()
-    assert md.count("| EBM+ (weights fitted on the dev set) | ") == 6
+    by_task, by_kind = md.split("By question kind", 1)
+    assert by_task.count("| EBM+ (weights fitted on the dev set) | ") == 6
+    # then one table per question kind present (1-2 lenient-relevant or more), both levels
+    kinds = by_kind.count("**Few relevant (") + by_kind.count("**Many relevant (")
+    assert kinds >= 1 and by_kind.count("| EBM+ (weights fitted on the dev set) | ") == 2 * kinds
     assert "training figure" in md and "scripts/eval_rankers.py" in md
     data = report(tiny)
     assert any("leave-one-question-out" in n for n in data["notes"])
@@ -268,8 +272,13 @@ def test_outputs_tables_and_diagnosis(tiny: dict) -> None:
     md = (out / "bench.md").read_text()
     assert "**All tasks (2 questions)**" in md and "**Prognosis (1 questions)**" in md
     assert "**Etiology (1 questions)**" in md
+    by_task, by_kind = md.split("By question kind", 1)
+    kinds = by_kind.count("**Few relevant (") + by_kind.count("**Many relevant (")
+    assert kinds >= 1
     for label in ("pool order", "date order (newest first)", "BM25 (question words)", "term-based", "EBM"):
-        assert md.count(f"| {label} | ") == 6  # lenient and strict, in all three tables
+        assert by_task.count(f"| {label} | ") == 6  # lenient and strict, in all three tables
+        assert by_kind.count(f"| {label} | ") == 2 * kinds  # and in each question kind's
+    assert (out / "report-kind-lenient.txt").is_file()
     assert "| pool order | strict | 0.100 | 1.000 | 1.000 | 1.000 |" in md
     text = (out / "report-lenient.txt").read_text()
     assert "Per query" in text and "E01" in text and "P01" in text

@@ -224,6 +224,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
     for report in result.reports.values():
         print()
         sys.stdout.write(report.to_text(ascii_only=args.ascii))
+    for level, report in result.by_kind.items():  # per question kind (ebm.evaluation.kinds)
+        print(f"\nBy question kind (few: 1-2 lenient-relevant citations, many: more), {level}:")
+        sys.stdout.write(report.to_text(ascii_only=args.ascii))
     print()
     print(
         f"Written to {args.out}/ in {time.perf_counter() - start:.1f} s: "

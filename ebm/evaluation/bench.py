@@ -38,6 +38,7 @@ from typing import Any
 from ebm.errors import InputError
 from ebm.evaluation.baselines import date_order
 from ebm.evaluation.components import Components, Pool, QuestionComponents
+from ebm.evaluation.kinds import kinds_by_query
 from ebm.evaluation.relevance import LEVELS, level_name
 from ebm.evaluation.report import (
     ALL_TASKS,
@@ -410,6 +411,8 @@ class BenchResult:
     diagnosis: dict[str, CachedReport]
     notes: list[str] = field(default_factory=list)
     pools_query: dict[str, str] | None = None  # qid -> query, for retrieved pools
+    # the same runs per question kind (1-2 lenient-relevant citations or more: ebm.evaluation.kinds)
+    by_kind: dict[str, CachedReport] = field(default_factory=dict)
 
     def write(self, out: str | Path) -> dict[str, Path]:
         """Runs, reports (text with per-question values, JSON, Markdown) and the diagnosis."""
@@ -424,14 +427,22 @@ class BenchResult:
             path = out / f"report-{level}.txt"
             path.write_text(report.to_text(per_query=True), encoding="utf-8")
             written[f"report {level}"] = path
+        for level, report in self.by_kind.items():
+            path = out / f"report-kind-{level}.txt"
+            path.write_text(report.to_text(per_query=False), encoding="utf-8")
+            written[f"report by kind {level}"] = path
         for level, report in self.diagnosis.items():
             path = out / f"diagnosis-{level}.txt"
             path.write_text(diagnosis_text(report), encoding="utf-8")
             written[f"diagnosis {level}"] = path
         md = out / "bench.md"
         notes = "".join(f"\n- {n}" for n in self.notes)
+        kinds = markdown_tables(self.by_kind, RUN_LABELS).split("\n\n**", 1) if self.by_kind else []
+        by_kind = (
+            f"\nBy question kind (few: 1-2 lenient-relevant, many: more)\n\n**{kinds[1]}" if kinds[1:] else ""
+        )
         md.write_text(
-            markdown_tables(self.reports, RUN_LABELS) + (f"\nNotes:\n{notes}\n" if notes else ""),
+            markdown_tables(self.reports, RUN_LABELS) + by_kind + (f"\nNotes:\n{notes}\n" if notes else ""),
             encoding="utf-8",
         )
         written["markdown"] = md
@@ -447,6 +458,7 @@ class BenchResult:
             "notes": self.notes,
             "pool_queries": self.pools_query,
             "reports": {level: r.summary_dict() for level, r in self.reports.items()},
+            "reports_by_kind": {level: r.summary_dict() for level, r in self.by_kind.items()},
             "diagnosis": {
                 level: {run: {m: cell_dict(r.cell(i, m)) for m in r.measures} for i, run in enumerate(r.runs)}
                 for level, r in self.diagnosis.items()
@@ -484,4 +496,9 @@ def run_bench(
         notes.append(PLUS_NOTE.format(source=Path(shipped_weights().source).name))
     reports = evaluate(judged, runs, components, levels, fine_tasks, qrels_path)
     diagnosis = evaluate(judged, component_runs(components), components, levels, fine_tasks, qrels_path)
-    return BenchResult(components, settings, runs, reports, diagnosis, notes)
+    kinds = kinds_by_query(judged, [q.qid for q in components.questions])
+    by_kind = {
+        level: CachedReport.of(build_report(judged, runs, LEVELS[level], tasks=kinds, qrels_path=qrels_path))
+        for level in levels
+    }
+    return BenchResult(components, settings, runs, reports, diagnosis, notes, by_kind=by_kind)
