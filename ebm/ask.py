@@ -320,10 +320,13 @@ class Pipeline:
         """Annotations of ``citations`` in order, and how many came from the cache. A citation
         the text pipeline cannot process (``UnprocessableText``: a 2 MB abstract) is left out,
         and why is added to ``skipped``: one such record must not break a question."""
+        from ebm.store.annotations import stored_for
         from ebm.text.document import UnprocessableText
 
         cache = self.cache
-        found = cache.get_many(citations) if cache is not None else {}
+        found = stored_for(self.source, self.resources, citations)  # ebm corpus annotate's
+        rest = [c for c in citations if c.pmid not in found]
+        found.update(cache.get_many(rest) if cache is not None and rest else {})
         missing = [c for c in citations if c.pmid not in found]
         fresh = []
         for c in missing:
@@ -343,9 +346,10 @@ class Pipeline:
         """The paper's S_EBM and S_term of each annotated citation."""
         fc = fc or self.concepts(frame)
         config = self.config.scoring()
-        terms = question_terms(frame)
-        ebm = [score_citation(fc, a, self.rules, self.vocabulary, config) for a in annotations]
-        return ebm, [term_score(terms, a) for a in annotations]
+        words = self.resources.words
+        terms = question_terms(frame, words)
+        ebm = [score_citation(fc, a, self.rules, self.vocabulary, config, words=words) for a in annotations]
+        return ebm, [term_score(terms, a, words) for a in annotations]
 
     def candidate_scores(
         self,
@@ -358,8 +362,9 @@ class Pipeline:
         ``retrieval``: the source's score of each (default: from the order alone)."""
         fc = fc or self.concepts(frame)
         ebm, term = self.score(frame, annotations, fc)
-        match = [score_topical(fc, a, self.vocabulary) for a in annotations]
-        lexical: list[LexicalScore] = lexical_scores(question_terms(frame), annotations)
+        words = self.resources.words
+        match = [score_topical(fc, a, self.vocabulary, words) for a in annotations]
+        lexical: list[LexicalScore] = lexical_scores(question_terms(frame, words), annotations, words)
         n = len(annotations)
         if retrieval is None:
             retrieval = [float(n - i) for i in range(n)]

@@ -27,13 +27,26 @@ from ebm.rules.table import Table
 if TYPE_CHECKING:
     from ebm.concepts.matcher import DictionaryMatcher
     from ebm.mesh import MeshVocabulary
+    from ebm.question import QuestionCues, RoleModel
     from ebm.rules.tables import RuleSet
     from ebm.text.negation import NegationDetector
     from ebm.text.pipeline import TextPipeline
+    from ebm.text.words import Words
+    from extractors.design import DesignModel
+    from extractors.design_grade import DesignGrades
+    from extractors.findings import FindingsModel, OutcomeWords
     from extractors.outcome import OutcomeModel
     from extractors.problem_ranker import ProblemRanker
 
-__all__ = ["Resources", "shipped_rules_dir"]
+__all__ = ["MODEL_FILES", "Resources", "shipped_rules_dir"]
+
+# Shipped models and data files (in ebm/data) besides the outcome model and the problem ranker.
+MODEL_FILES = {
+    "design": "models/design.npz",  # extractors.design (issue 13)
+    "findings": "models/findings.json.gz",  # extractors.findings (issue 14)
+    "outcome_words": "models/findings.outcome_words.tsv",  # extractors.findings
+    "question_roles": "models/question_roles.json.gz",  # ebm.question
+}
 
 
 def shipped_rules_dir() -> Path:
@@ -55,6 +68,7 @@ class Resources:
         index_dir: Path | None = None,
         outcome_model: Path | None = None,
         problem_ranker: Path | None = None,
+        models: dict[str, Path] | None = None,
     ) -> None:
         self.rules_dir = rules_dir
         self._tables = tables
@@ -62,6 +76,11 @@ class Resources:
         self._index_dir = index_dir
         self._outcome_model_path = outcome_model
         self._problem_ranker_path = problem_ranker
+        # other shipped models and data by name (MODEL_FILES), e.g. {"design": Path(...)}
+        unknown = set(models or {}) - set(MODEL_FILES)
+        if unknown:
+            raise InputError(f"unknown model name(s) {sorted(unknown)} (known: {', '.join(MODEL_FILES)})")
+        self._model_paths = {k: Path(v) for k, v in (models or {}).items()}
 
     @classmethod
     def load(
@@ -72,6 +91,7 @@ class Resources:
         index_dir: Path | None = None,
         outcome_model: Path | None = None,
         problem_ranker: Path | None = None,
+        models: dict[str, Path] | None = None,
         remember: bool = True,
     ) -> Resources:
         """Read and validate every declared table of ``rules_dir`` (default: shipped).
@@ -103,6 +123,7 @@ class Resources:
             index_dir=index_dir,
             outcome_model=outcome_model,
             problem_ranker=problem_ranker,
+            models=models,
         )
 
     # --- tables -----------------------------------------------------------------------------
@@ -135,6 +156,13 @@ class Resources:
     @property
     def stopwords(self) -> frozenset[str]:
         return self.value("stopwords")  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def words(self) -> Words:
+        """The scorer's word normaliser, with this directory's stop words."""
+        from ebm.text.words import Words
+
+        return Words(self.stopwords)
 
     # --- vocabulary, index, models ------------------------------------------------------------
 
@@ -218,6 +246,50 @@ class Resources:
 
         return CueTable(self.value("outcome_cues"), self.table("outcome_cues").path)
 
+    def model_path(self, name: str) -> Path:
+        """The file of a model or data file named in ``MODEL_FILES`` (given, else shipped)."""
+        from ebm.paths import package_data
+
+        return self._model_paths.get(name) or package_data(MODEL_FILES[name])
+
+    @functools.cached_property
+    def design_model(self) -> DesignModel:
+        """The study-design classifier (issue 13)."""
+        from extractors.design import load_design_model
+
+        return load_design_model(self.model_path("design"))
+
+    @property
+    def design_grades(self) -> DesignGrades:
+        """design -> study class, S_study, grade (``design_grades.tsv`` of this directory)."""
+        return self.value("design_grades")  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def findings_model(self) -> FindingsModel:
+        """The findings extractor's sentence ranker and direction classifier (issue 14)."""
+        from extractors.findings import load_findings_model
+
+        return load_findings_model(self.model_path("findings"))
+
+    @functools.cached_property
+    def outcome_words(self) -> OutcomeWords:
+        """The words abstracts report an outcome with ('fever': temperature, antipyresis)."""
+        from extractors.findings import load_outcome_words
+
+        return load_outcome_words(self.model_path("outcome_words"))
+
+    @property
+    def question_cues(self) -> QuestionCues:
+        """Task and role phrases of questions in plain words (``question_cues.tsv``)."""
+        return self.value("question_cues")  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def role_model(self) -> RoleModel:
+        """The question chunk role model (``ebm.question``)."""
+        from ebm.question import load_role_model
+
+        return load_role_model(self.model_path("question_roles"))
+
     # --- cache keys -----------------------------------------------------------------------------
 
     def digest(self, consumer: str | tuple[str, ...]) -> str:
@@ -235,6 +307,7 @@ class Resources:
             h.update(data_digest().encode())
             h.update(json.dumps(self.outcome_model.to_json(), sort_keys=True, default=str).encode())
             h.update(json.dumps(self.problem_ranker.to_json(), sort_keys=True, default=str).encode())
+            h.update(hashlib.sha256(self.model_path("design").read_bytes()).digest())
             if MATCHER in wanted:
                 from ebm.concepts.index import read_meta
 

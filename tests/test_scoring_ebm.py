@@ -23,10 +23,25 @@ from ebm.scoring import (
     score_citation,
     term_score,
 )
-from ebm.scoring.term import words
+from ebm.text.words import Words
 from extractors.annotate import Annotation, Annotator
 from tests import scoring_pool
 from tests.shipped import load_rules
+
+
+def _words() -> Words:
+    from ebm.concepts.index import load_stopwords
+    from ebm.resources import shipped_rules_dir
+
+    return Words(load_stopwords(shipped_rules_dir() / "stopwords_en.txt"))
+
+
+WORDS = _words()  # the shipped stop words
+
+
+def words(text: str) -> list[str]:
+    return WORDS.words(text)
+
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,7 +62,7 @@ def test_ebm_score_is_the_weighted_sum(annotator: Annotator, pool: dict[str, Ann
     rules, v = load_rules(), mesh()
     for weights in (Weights(), Weights(*THERAPY_TUNED), Weights(1.0, 0.0), Weights(0.0, 0.0)):
         for ann in pool.values():
-            e = score_citation(fc, ann, rules, v, ScoringConfig(weights, 2024))
+            e = score_citation(fc, ann, rules, v, ScoringConfig(weights, 2024), words=WORDS)
             expected = weights.l1 * e.pico.total + weights.l2 * e.soe.total + weights.l3 * e.task.total
             assert e.total == pytest.approx(expected)
             assert e.weights == weights
@@ -58,7 +73,7 @@ def test_ebm_score_is_the_weighted_sum(annotator: Annotator, pool: dict[str, Ann
             assert sum(c.points for c in e.contributions) == pytest.approx(
                 e.pico.total + e.soe.total + e.task.total
             )
-    e = score_citation(fc, pool["rct"], rules, v, ScoringConfig(Weights(), 2024))
+    e = score_citation(fc, pool["rct"], rules, v, ScoringConfig(Weights(), 2024), words=WORDS)
     assert f"= {e.total:.3f}" in e.formula()
 
 
@@ -67,7 +82,8 @@ def test_equal_weights_rank_as_the_unweighted_sum(annotator: Annotator, pool: di
     frame = frame_from_args("therapy", problem="myocardial ischemia")
     fc = frame_concepts(frame, annotator.matcher, mesh())
     scores = [
-        score_citation(fc, a, load_rules(), mesh(), ScoringConfig(Weights(), 2024)) for a in pool.values()
+        score_citation(fc, a, load_rules(), mesh(), ScoringConfig(Weights(), 2024), words=WORDS)
+        for a in pool.values()
     ]
     for e in scores:
         assert e.total * 3 == pytest.approx(e.pico.total + e.soe.total + e.task.total)
@@ -87,18 +103,18 @@ def test_weights_parse_and_validate() -> None:
 def test_question_terms_from_question_or_slots() -> None:
     frame = load_frame(ROOT / "questions" / "quinine_leg_cramps.yaml")
     assert frame.question
-    terms = question_terms(frame)
+    terms = question_terms(frame, WORDS)
     assert {"quinine", "leg", "cramp", "young", "athlete"} <= set(terms)
     assert not {"does", "for", "?"} & set(terms)
     no_question = frame_from_args("therapy", problem="Leg cramps", intervention=["quinine"])
-    assert question_terms(no_question) == ("leg", "cramp", "quinine")
+    assert question_terms(no_question, WORDS) == ("leg", "cramp", "quinine")
 
 
 def test_term_score_weights_each_term_by_its_best_outcome_sentence(pool: dict[str, Annotation]) -> None:
     ann = pool["rct"]
     terms = tuple(words("extubation ischaemia bypass zebrafish"))
     assert terms == ("extubation", "ischemia", "bypass", "zebrafish")  # normalised as the concept layer does
-    got = term_score(terms, ann)
+    got = term_score(terms, ann, WORDS)
     prob = {o.sentence: o.probability for o in ann.outcomes}
     expected = 0.0
     for t in terms:

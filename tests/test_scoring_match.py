@@ -14,10 +14,24 @@ from ebm.mesh import mesh
 from ebm.scoring.hierarchy import BROADER, NARROWER, SAME, SIBLING, hierarchy
 from ebm.scoring.lexical import TITLE_WEIGHT, lexical_scores, term_frequencies
 from ebm.scoring.pico import PROBLEM_NO_OVERLAP, PROBLEM_PARTIAL, content_words, score_pico
-from ebm.scoring.term import words
 from ebm.scoring.topical import score_topical
+from ebm.text.words import Words
 from extractors.annotate import Annotation, Annotator
 from tests import scoring_pool
+
+
+def _words() -> Words:
+    from ebm.concepts.index import load_stopwords
+    from ebm.resources import shipped_rules_dir
+
+    return Words(load_stopwords(shipped_rules_dir() / "stopwords_en.txt"))
+
+
+WORDS = _words()  # the shipped stop words
+
+
+def words(text: str) -> list[str]:
+    return WORDS.words(text)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +47,7 @@ def pool(annotator: Annotator) -> dict[str, Annotation]:
 def scores(annotator: Annotator, ann: Annotation, task: str = "therapy", **slots):
     """(the paper's S_PICO, S_match) of one citation for a frame built from ``slots``."""
     fc = frame_concepts(frame_from_args(task, **slots), annotator.matcher, mesh())
-    return score_pico(fc, ann), score_topical(fc, ann, mesh())
+    return score_pico(fc, ann, WORDS), score_topical(fc, ann, mesh(), WORDS)
 
 
 def ui(name: str) -> str:
@@ -97,12 +111,12 @@ def test_problem_found_beyond_the_primary_weighs_by_prominence(
             (cui,) = cand.concepts[:1] or ("",)
             name = cand.names[0] if cand.names else ""
             unrelated = all(h.relation(cui, p) is None for p in primary.concepts)
-            if not cui or not unrelated or content_words(name) & content_words(primary.text):
+            if not cui or not unrelated or content_words(name, WORDS) & content_words(primary.text, WORDS):
                 continue
             fc = frame_concepts(frame_from_args("therapy", problem=name), annotator.matcher, mesh())
             if fc.problem is None or [c.cui for c in fc.problem.concepts] != [cui]:
                 continue
-            paper, match = score_pico(fc, ann), score_topical(fc, ann, mesh())
+            paper, match = score_pico(fc, ann, WORDS), score_topical(fc, ann, mesh(), WORDS)
             # the paper compares the primary problem only: a mismatch
             assert paper.problem == PROBLEM_NO_OVERLAP
             # S_match finds it among the other problems, weighed by its extractor score
@@ -165,10 +179,12 @@ def test_problem_without_a_concept_falls_back_to_its_words(
     annotator: Annotator, pool: dict[str, Annotation]
 ) -> None:
     rct = pool["rct"]
-    fc = frame_concepts(frame_from_args("therapy", problem="late extubation failure"), annotator.matcher, mesh())
+    fc = frame_concepts(
+        frame_from_args("therapy", problem="late extubation failure"), annotator.matcher, mesh()
+    )
     assert fc.problem is not None and not fc.problem.concepts
-    match = score_topical(fc, rct, mesh())
-    wanted = content_words("late extubation failure")
+    match = score_topical(fc, rct, mesh(), WORDS)
+    wanted = content_words("late extubation failure", WORDS)
     present = {w for s in rct.document.sentences for w in words(s.text)}
     assert wanted & present  # "early vs late extubation"
     assert match.problem == pytest.approx(PROBLEM_PARTIAL * len(wanted & present) / len(wanted))
@@ -180,7 +196,7 @@ def test_problem_without_a_concept_falls_back_to_its_words(
 def test_lexical_rewards_words_that_set_a_candidate_apart(pool: dict[str, Annotation]) -> None:
     anns = list(pool.values())
     keys = list(pool)
-    tfs = [term_frequencies(a) for a in anns]
+    tfs = [term_frequencies(a, WORDS) for a in anns]
     common = [w for w in tfs[0] if all(w in tf for tf in tfs)]
     assert common, "a word every candidate has"
     only_rct = [
@@ -189,7 +205,7 @@ def test_lexical_rewards_words_that_set_a_candidate_apart(pool: dict[str, Annota
         if all(w not in tf for k, tf in zip(keys, tfs, strict=True) if k != "rct")
     ]
     assert "extubation" in only_rct
-    got = lexical_scores(["extubation", common[0], "zorbitis"], anns)
+    got = lexical_scores(["extubation", common[0], "zorbitis"], anns, WORDS)
     rct = got[keys.index("rct")]
     assert rct.score == max(s.score for s in got)
     parts = dict(rct.matches)
@@ -198,8 +214,8 @@ def test_lexical_rewards_words_that_set_a_candidate_apart(pool: dict[str, Annota
     assert parts["extubation"] > parts[common[0]] > 0
     assert [t for t, _ in rct.matches] == sorted(parts, key=lambda t: -parts[t])
     # an empty pool, and no question terms
-    assert lexical_scores(["extubation"], []) == []
-    assert all(s.score == 0 for s in lexical_scores([], anns))
+    assert lexical_scores(["extubation"], [], WORDS) == []
+    assert all(s.score == 0 for s in lexical_scores([], anns, WORDS))
 
 
 def test_title_words_count_five_times(pool: dict[str, Annotation]) -> None:
@@ -209,4 +225,4 @@ def test_title_words_count_five_times(pool: dict[str, Annotation]) -> None:
     expected = sum(
         words(s.text).count("extubation") * (TITLE_WEIGHT if s.position == "title" else 1) for s in sentences
     )
-    assert term_frequencies(rct)["extubation"] == expected > TITLE_WEIGHT
+    assert term_frequencies(rct, WORDS)["extubation"] == expected > TITLE_WEIGHT

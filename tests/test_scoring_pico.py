@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ebm.mesh import mesh
 from ebm.citation import AbstractSection, Citation
 from ebm.frame import frame_from_args
 from ebm.frame_concepts import frame_concepts
+from ebm.mesh import mesh
 from ebm.scoring.pico import (
     CO_PROBLEM_ELSEWHERE,
     CO_PROBLEM_TITLE,
@@ -20,8 +20,23 @@ from ebm.scoring.pico import (
     content_words,
     score_pico,
 )
+from ebm.text.words import Words
 from extractors.annotate import Annotation, Annotator
 from tests import scoring_pool
+
+
+def _words() -> Words:
+    from ebm.concepts.index import load_stopwords
+    from ebm.resources import shipped_rules_dir
+
+    return Words(load_stopwords(shipped_rules_dir() / "stopwords_en.txt"))
+
+
+WORDS = _words()  # the shipped stop words
+
+
+def words(text: str) -> list[str]:
+    return WORDS.words(text)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +51,7 @@ def pool(annotator: Annotator) -> dict[str, Annotation]:
 
 def pico(annotator: Annotator, ann: Annotation, task: str = "therapy", **slots):
     frame = frame_from_args(task, **slots)
-    return score_pico(frame_concepts(frame, annotator.matcher, mesh()), ann)
+    return score_pico(frame_concepts(frame, annotator.matcher, mesh()), ann, WORDS)
 
 
 def test_problem_same_concept(annotator: Annotator, pool: dict[str, Annotation]) -> None:
@@ -55,7 +70,7 @@ def test_problem_partial_string_match(annotator: Annotator, pool: dict[str, Anno
     # A different concept from the trial's primary problem, sharing the word "ischemia".
     assert fc.problem is not None and fc.problem.concepts
     assert not {c.cui for c in fc.problem.concepts} & set(rct.primary_problem.concepts)
-    s = score_pico(fc, rct)
+    s = score_pico(fc, rct, WORDS)
     assert s.problem == PROBLEM_PARTIAL
     assert "'ischemia'" in next(c.reason for c in s.contributions if c.component == "problem")
 
@@ -131,9 +146,9 @@ def test_outcome_is_best_sentence_probability(annotator: Annotator, pool: dict[s
 
 
 def test_content_words_normalise_and_drop_generic_words() -> None:
-    assert content_words("Leg cramps") == {"leg", "cramp"}
-    assert content_words("acute febrile illness") == {"febrile"}
-    assert content_words("Myocardial ischaemia") == content_words("myocardial ischemia")
+    assert content_words("Leg cramps", WORDS) == {"leg", "cramp"}
+    assert content_words("acute febrile illness", WORDS) == {"febrile"}
+    assert content_words("Myocardial ischaemia", WORDS) == content_words("myocardial ischemia", WORDS)
 
 
 def test_frame_concepts_keep_slot_groups_and_drop_generic_concepts(annotator: Annotator) -> None:

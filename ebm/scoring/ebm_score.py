@@ -26,6 +26,7 @@ from ebm.scoring.contribution import Contribution
 from ebm.scoring.pico import PicoScore, score_pico
 from ebm.scoring.soe import SoeScore, current_year, score_soe
 from ebm.scoring.task import TaskScore, score_task
+from ebm.text.words import Words
 
 if TYPE_CHECKING:
     from extractors.annotate import Annotation
@@ -108,13 +109,16 @@ def score_citation(
     rules: RuleSet,
     vocabulary: MeshVocabulary,
     config: ScoringConfig | None = None,
+    *,
+    words: Words,
 ) -> EbmScore:
-    """S_EBM of one annotated citation for one frame, with every component's reasons."""
+    """S_EBM of one annotated citation for one frame, with every component's reasons;
+    ``words``: the word normaliser (``Resources.words``)."""
     config = config or ScoringConfig()
     cit = ann.citation
     return EbmScore(
         pmid=cit.pmid,
-        pico=score_pico(fc, ann),
+        pico=score_pico(fc, ann, words),
         soe=score_soe(cit, rules, config.year, ann.evidence.study),
         task=score_task(cit, fc.frame.task.value, rules, vocabulary),
         weights=config.weights,

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ebm.scoring.term import words
+from ebm.text.words import Words
 
 if TYPE_CHECKING:
     from extractors.annotate import Annotation
@@ -37,19 +37,21 @@ class LexicalScore:
         return {"score": round(self.score, 6), "matches": [[t, round(s, 4)] for t, s in self.matches]}
 
 
-def term_frequencies(ann: Annotation) -> Counter[str]:
+def term_frequencies(ann: Annotation, words: Words) -> Counter[str]:
     """Word counts of the citation, title words counted ``TITLE_WEIGHT`` times."""
     tf: Counter[str] = Counter()
     for s in ann.document.sentences:
         weight = TITLE_WEIGHT if s.position == "title" else 1
-        for w in words(s.text):
+        for w in words.words(s.text):
             tf[w] += weight
     return tf
 
 
-def lexical_scores(terms: Sequence[str], annotations: Sequence[Annotation]) -> list[LexicalScore]:
+def lexical_scores(
+    terms: Sequence[str], annotations: Sequence[Annotation], words: Words
+) -> list[LexicalScore]:
     """BM25 of ``terms`` for each candidate, with the pool's statistics."""
-    tfs = [term_frequencies(a) for a in annotations]
+    tfs = [term_frequencies(a, words) for a in annotations]
     n = len(tfs)
     if n == 0:
         return []

@@ -22,13 +22,13 @@ Every decision, scoring or not, is kept as a ``Contribution`` for ``ebm explain`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ebm.concepts.normalize import tokenize
 from ebm.frame import Task
 from ebm.frame_concepts import FrameConcepts, SlotValue
 from ebm.scoring.contribution import Contribution
+from ebm.text.words import Words
 
 if TYPE_CHECKING:
     from extractors.annotate import Annotation
@@ -74,26 +74,9 @@ class PicoScore:
         }
 
 
-@cache
-def _stopwords() -> frozenset[str]:
-    # TODO(issue 11): the scorer's word normaliser still reads the shipped stopwords; the
-    # matcher reads the rules directory's.
-    from ebm.concepts.index import load_stopwords
-    from ebm.resources import shipped_rules_dir
-
-    return frozenset(w.casefold() for w in load_stopwords(shipped_rules_dir() / "stopwords_en.txt"))
-
-
-def content_words(text: str) -> frozenset[str]:
+def content_words(text: str, words: Words) -> frozenset[str]:
     """Normalised words of ``text`` that can say what a problem is."""
-    stop = _stopwords()
-    out = set()
-    for segment in tokenize(text):
-        for tok in segment:
-            w = tok.norm.casefold()
-            if len(w) > 1 and not w.isdigit() and w not in stop and w not in GENERIC_PROBLEM_WORDS:
-                out.add(w)
-    return frozenset(out)
+    return words.distinct(text, GENERIC_PROBLEM_WORDS)
 
 
 def _phrase_in(words: list[str], sentence_text: str) -> bool:
@@ -105,7 +88,7 @@ def _phrase_in(words: list[str], sentence_text: str) -> bool:
     return any(toks[i : i + n] == words for i in range(len(toks) - n + 1))
 
 
-def score_problem(fc: FrameConcepts, ann: Annotation) -> list[Contribution]:
+def score_problem(fc: FrameConcepts, ann: Annotation, words: Words) -> list[Contribution]:
     if fc.problem is None:
         return [Contribution("problem", 0.0, "the frame has no primary problem", "frame")]
     wanted = fc.problem
@@ -135,8 +118,12 @@ def score_problem(fc: FrameConcepts, ann: Annotation) -> list[Contribution]:
                 "extractors.problem",
             )
         ]
-    frame_words = content_words(wanted.value).union(*(content_words(c.name) for c in wanted.concepts))
-    abstract_words = content_words(primary.text).union(*(content_words(n) for n in primary.names))
+    frame_words = content_words(wanted.value, words).union(
+        *(content_words(c.name, words) for c in wanted.concepts)
+    )
+    abstract_words = content_words(primary.text, words).union(
+        *(content_words(n, words) for n in primary.names)
+    )
     shared = sorted(frame_words & abstract_words)
     if shared:
         return [
@@ -320,8 +307,8 @@ def score_outcome(ann: Annotation) -> list[Contribution]:
     ]
 
 
-def score_pico(fc: FrameConcepts, ann: Annotation) -> PicoScore:
-    problem = score_problem(fc, ann)
+def score_pico(fc: FrameConcepts, ann: Annotation, words: Words) -> PicoScore:
+    problem = score_problem(fc, ann, words)
     co = score_co_problems(fc, ann)
     population = score_population(fc, ann)
     intervention = score_intervention(fc, ann)

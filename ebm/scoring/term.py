@@ -18,9 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ebm.concepts.normalize import tokenize
 from ebm.frame import Frame
-from ebm.scoring.pico import _stopwords
+from ebm.text.words import Words
 
 if TYPE_CHECKING:
     from extractors.annotate import Annotation
@@ -49,19 +48,7 @@ class TermScore:
         }
 
 
-def words(text: str) -> list[str]:
-    """Normalised content words of ``text`` in order (repeats kept)."""
-    stop = _stopwords()
-    out = []
-    for segment in tokenize(text):
-        for tok in segment:
-            w = tok.norm.casefold()
-            if len(w) > 1 and not w.isdigit() and w not in stop:
-                out.append(w)
-    return out
-
-
-def question_terms(frame: Frame) -> tuple[str, ...]:
+def question_terms(frame: Frame, words: Words) -> tuple[str, ...]:
     """The distinct terms of the frame's question, or of its slots when it has no question."""
     if frame.question:
         text = frame.question
@@ -69,16 +56,16 @@ def question_terms(frame: Frame) -> tuple[str, ...]:
         parts = [frame.problem or "", *frame.co_problems, *frame.population, *frame.intervention]
         parts += [*frame.comparison, frame.outcome or ""]
         text = " ; ".join(p for p in parts if p)
-    return tuple(dict.fromkeys(words(text)))
+    return tuple(dict.fromkeys(words.words(text)))
 
 
-def term_score(terms: tuple[str, ...], ann: Annotation) -> TermScore:
+def term_score(terms: tuple[str, ...], ann: Annotation, words: Words) -> TermScore:
     probability = {o.sentence: o.probability for o in ann.outcomes}
     best: dict[str, tuple[float, int]] = {}
     wanted = set(terms)
     for s in ann.document.sentences:
         p = probability.get(s.index, 0.0)
-        for w in set(words(s.text)) & wanted:
+        for w in set(words.words(s.text)) & wanted:
             if w not in best or p > best[w][0]:
                 best[w] = (p, s.index)
     matches = tuple(TermMatch(t, best[t][1], best[t][0]) for t in terms if t in best)

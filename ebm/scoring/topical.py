@@ -34,7 +34,7 @@ from ebm.mesh import MeshVocabulary
 from ebm.scoring.contribution import Contribution
 from ebm.scoring.hierarchy import NARROWER, Hierarchy, Relation, hierarchy
 from ebm.scoring.pico import PROBLEM_PARTIAL, content_words
-from ebm.scoring.term import words
+from ebm.text.words import Words
 
 if TYPE_CHECKING:
     from extractors.annotate import Annotation
@@ -81,17 +81,19 @@ def _best_mention(
     return best
 
 
-def _words_in(ann: Annotation) -> set[str]:
-    return {w for s in ann.document.sentences for w in words(s.text)}
+def _words_in(ann: Annotation, words: Words) -> set[str]:
+    return {w for s in ann.document.sentences for w in words.words(s.text)}
 
 
-def score_problem(fc: FrameConcepts, ann: Annotation, h: Hierarchy) -> tuple[float, list[Contribution]]:
+def score_problem(
+    fc: FrameConcepts, ann: Annotation, h: Hierarchy, words: Words
+) -> tuple[float, list[Contribution]]:
     if fc.problem is None:
         return 0.0, [Contribution("match.problem", 0.0, "the frame has no problem", "frame")]
     value = fc.problem
     if not value.concepts:
-        cw = content_words(value.value)
-        found = sorted(cw & _words_in(ann)) if cw else []
+        cw = content_words(value.value, words)
+        found = sorted(cw & _words_in(ann, words)) if cw else []
         share = len(found) / len(cw) if cw else 0.0
         pts = PROBLEM_PARTIAL * share
         why = (
@@ -165,11 +167,13 @@ def _is_title(ann: Annotation, sentence: int) -> bool:
     return ann.document.sentences[sentence].position == "title"
 
 
-def score_outcome(fc: FrameConcepts, ann: Annotation, h: Hierarchy) -> tuple[float, list[Contribution]]:
+def score_outcome(
+    fc: FrameConcepts, ann: Annotation, h: Hierarchy, words: Words
+) -> tuple[float, list[Contribution]]:
     """The best outcome sentence among those about the frame's problem or intervention."""
     wanted = fc.concepts("problem", "intervention", "comparison")
     texts = [v.value for name in ("problem", "intervention", "comparison") for v in fc.slot(name)]
-    frame_words = set().union(*(content_words(t) for t in texts)) if texts else set()
+    frame_words = set().union(*(content_words(t, words) for t in texts)) if texts else set()
     if not wanted and not frame_words:
         return 0.0, [Contribution("match.outcome", 0.0, "the frame has no problem or intervention", "frame")]
     about: dict[int, str] = {}
@@ -184,7 +188,7 @@ def score_outcome(fc: FrameConcepts, ann: Annotation, h: Hierarchy) -> tuple[flo
                 break
     for s in ann.document.sentences:
         if s.index not in about:
-            shared = frame_words & set(words(s.text))
+            shared = frame_words & set(words.words(s.text))
             if shared:
                 about[s.index] = f"the words {', '.join(sorted(shared))}"
     for o in ann.outcomes:  # most probable first
@@ -206,10 +210,13 @@ def score_outcome(fc: FrameConcepts, ann: Annotation, h: Hierarchy) -> tuple[flo
     ]
 
 
-def score_topical(fc: FrameConcepts, ann: Annotation, vocabulary: MeshVocabulary) -> TopicalScore:
-    """S_match of one annotated citation for one frame (every part in [0, 1])."""
+def score_topical(
+    fc: FrameConcepts, ann: Annotation, vocabulary: MeshVocabulary, words: Words
+) -> TopicalScore:
+    """S_match of one annotated citation for one frame (every part in [0, 1]); ``words``: the
+    word normaliser (``Resources.words``)."""
     h = hierarchy(vocabulary)
-    problem, c_problem = score_problem(fc, ann, h)
+    problem, c_problem = score_problem(fc, ann, h, words)
     intervention, c_int = score_mentions(
         "intervention",
         fc.concepts("intervention", "comparison"),
@@ -223,7 +230,7 @@ def score_topical(fc: FrameConcepts, ann: Annotation, vocabulary: MeshVocabulary
     co, c_co = score_mentions(
         "co_problems", fc.concepts("co_problems"), "no co-occurring problem concept in the frame", ann, h
     )
-    outcome, c_out = score_outcome(fc, ann, h)
+    outcome, c_out = score_outcome(fc, ann, h, words)
     return TopicalScore(
         problem=problem,
         intervention=intervention,
