@@ -4,14 +4,18 @@ Pages (no JavaScript anywhere: a progress page refreshes itself with ``<meta ref
 "why ranked here" panels are ``<details>`` elements):
 
     GET  /                 the PICO form (query arguments pre-fill it: /?task=therapy&problem=...)
+    POST /question         a question in plain words: the form filled for review ("Understood
+                           as", the task's reason, the words not placed), or answered at once
     POST /ask              validate; errors go back to the form next to their fields, a valid
                            question is queued and the browser sent to its results page
     GET  /results/<job>    progress while the question runs, then one card per citation
 
 JSON API (errors as ``{"error": message, "field": name}``):
 
-    POST /api/ask          a frame (or {"frame": {...}, "source", "top", "explain"}) -> the
-                           ``ebm ask --format json`` document; ?wait=0 returns 202 and a job URL
+    POST /api/ask          a frame (or {"frame": {...}, "source", "top", "explain", "ranker",
+                           "randomized_only"}, or {"question": "words", frame fields, options})
+                           -> the ``ebm ask --format json`` document; ?wait=0 returns 202 and a
+                           job URL
     GET  /api/jobs/<job>   a job's state, or its document when done
     GET  /api/status       whether the models are loaded
 
@@ -40,17 +44,22 @@ from ebm.web.forms import (
     DEFAULT_TOP,
     FORM_FIELDS,
     MAX_ITEMS,
+    MAX_QUESTION,
     MAX_TEXT,
     SOURCES,
     TOP_CHOICES,
     FieldError,
     FormResult,
+    Question,
+    check_frame,
     form_values,
+    read_question,
     strip_control,
     validate_form,
     validate_json,
 )
 from ebm.web.jobs import Busy, Job, Runner
+from ebm.web.question import Asked, Readers
 
 log = logging.getLogger("ebm.web")
 
@@ -114,11 +123,19 @@ def create_app(
     deadline = runner.config.deadline_s
     api_wait = API_WAIT_NO_DEADLINE if deadline is None else deadline + API_WAIT_GRACE
     waiters = threading.BoundedSemaphore(max(1, api_waiters))
+    # The question-in-words reader: loaded once for this process, on first use (or now, in the
+    # background, when the workers warm up too).
+    readers = Readers(runner.config.rules)
+    app.extensions["ebm_questions"] = readers
+    if warm:
+        threading.Thread(target=_preload, args=(readers,), name="ebm-web-questions", daemon=True).start()
 
     def page_context() -> dict[str, Any]:
         return {"status": runner.status, "source_default": runner.config.source}
 
-    def form_page(result: FormResult | None = None, status: int = 200) -> tuple[str, int]:
+    def form_page(
+        result: FormResult | None = None, status: int = 200, asked: Asked | None = None
+    ) -> tuple[str, int]:
         values = result.values if result else _prefill(request.args)
         errors = result.errors if result else {}
         return (
@@ -134,6 +151,8 @@ def create_app(
                 max_text=MAX_TEXT,
                 max_items=MAX_ITEMS,
                 examples=EXAMPLES,
+                asked=asked,
+                max_question=MAX_QUESTION,
                 **page_context(),
             ),
             status,
@@ -160,6 +179,22 @@ def create_app(
         job = runner.submit(result.question)
         return redirect(url_for("results", job_id=job.id), 303)
 
+    @app.post("/question")
+    def question() -> Any:
+        text = str(request.form.get("question", ""))
+        answer = request.form.get("action") == "answer"
+        try:
+            frame, asked = read_question(text, {}, readers.get())
+        except FieldError as exc:
+            values = _prefill({}) | {"question": strip_control(text)[:MAX_QUESTION]}
+            return form_page(FormResult(values, {"question": exc.message}), 400)
+        errors = check_frame(frame)
+        if answer and not errors:
+            job = runner.submit(Question(frame, asked=asked))
+            return redirect(url_for("results", job_id=job.id), 303)
+        # Filled for review; a slot the web cannot ask with (no primary problem) is marked.
+        return form_page(FormResult(form_values(frame), errors), 400 if answer else 200, asked)
+
     @app.get("/results/<job_id>")
     def results(job_id: str) -> Any:
         job = job_or_404(job_id)
@@ -179,7 +214,11 @@ def create_app(
             answers=result.top(job.question.top),
             explanations=job.explanations,
             again=form_values(job.question.frame)
-            | {"source": job.question.source, "ranker": job.question.ranker},
+            | {
+                "source": job.question.source,
+                "ranker": job.question.ranker,
+                "randomized_only": "on" if job.question.randomized_only else "",
+            },
             **page_context(),
         )
 
@@ -188,7 +227,7 @@ def create_app(
         if not request.is_json:
             raise FieldError("send the frame as JSON (Content-Type: application/json)")
         data = _parse_json(request.get_data(cache=False))
-        question = validate_json(data)
+        question = validate_json(data, readers.get)
         job = runner.submit(question, page=False)
         wait = request.args.get("wait", "1") not in ("0", "false", "no")
         if wait and waiters.acquire(blocking=False):
@@ -215,7 +254,13 @@ def create_app(
     def job_response(job: Job) -> Any:
         if job.state == "failed":
             return jsonify({"error": job.error, "field": None}), _ERROR_STATUS[job.error_kind]
-        return jsonify(job.document())
+        doc = job.document()
+        if job.question.asked is not None:  # how the words were read, beside the answer
+            doc = doc | {
+                "understood_as": job.question.asked.understood_as,
+                "asked": job.question.asked.to_dict(),
+            }
+        return jsonify(doc)
 
     @app.get("/api/status")
     def api_status() -> Any:
@@ -349,6 +394,13 @@ def _nesting(body: bytes) -> int:
         elif token in (b"]", b"}"):
             depth -= 1
     return deepest
+
+
+def _preload(readers: Readers) -> None:
+    try:
+        readers.get()
+    except Exception:  # each question in words will report its own error
+        log.exception("loading the question reader failed")
 
 
 def _prefill(args: Any) -> dict[str, str]:

@@ -11,17 +11,18 @@ a pasted abstract or a runaway client cannot make the pipeline chew on megabytes
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ebm.errors import InputError
 from ebm.frame import LIST_FIELDS, Frame, Task, frame_from_dict, parse_task
 from ebm.scoring.rankers import DEFAULT_RANKER, REGISTRY, canonical
+from ebm.web.question import SLOTS, Asked, NothingFound, QuestionReader
 
 SOURCES = ("local", "pubmed")
 MAX_TEXT = 200  # characters per slot value: PICO slots are short phrases
-MAX_QUESTION = 1000  # the question in words (JSON API only)
+MAX_QUESTION = 1000  # the question in words (the form's box and the JSON API)
 MAX_ITEMS = 8  # values per list slot (co-occurring problems, population, ...)
 MAX_TOP = 50  # answers per page (the pipeline reranks 50 candidates)
 DEFAULT_TOP = 10
@@ -35,6 +36,7 @@ CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 # The form's fields in page order, with their labels (the JSON API uses the frame's keys).
 FORM_FIELDS: dict[str, str] = {
+    "question": "Ask in plain words",
     "task": "Task",
     "problem": "Primary problem",
     "co_problems": "Co-occurring problems",
@@ -45,7 +47,11 @@ FORM_FIELDS: dict[str, str] = {
     "source": "Search",
     "top": "Answers to show",
     "ranker": "Ranked by",
+    "randomized_only": "Randomized trials and systematic reviews only",
 }
+# The designs (``extractors.design`` labels) the "randomized trials and systematic reviews only"
+# filter keeps.
+TRIALS_AND_REVIEWS = ("randomized_controlled_trial", "systematic_review")
 
 
 class FieldError(InputError):
@@ -66,6 +72,9 @@ class Question:
     top: int = DEFAULT_TOP
     explain: bool = False  # JSON API: add every rule and extractor decision to each result
     ranker: str = DEFAULT_RANKER  # a name of ``ebm.scoring.rankers.REGISTRY``
+    # only answers whose study design is in TRIALS_AND_REVIEWS (among every ranked candidate)
+    randomized_only: bool = False
+    asked: Asked | None = None  # the question in words and how it was read, when one was given
 
 
 @dataclass
@@ -185,6 +194,7 @@ def check_frame(frame: Frame) -> dict[str, str]:
 def validate_form(form: Mapping[str, str]) -> FormResult:
     """Check the submitted form; every bad field gets its own message."""
     raw = {name: str(form.get(name, "")).strip() for name in FORM_FIELDS}
+    raw["randomized_only"] = "on" if _checked(raw["randomized_only"]) else ""
     # What is shown back never carries a control character; a field that had one is refused.
     values = {name: strip_control(v) for name, v in raw.items()}
     result = FormResult(values)
@@ -207,6 +217,8 @@ def validate_form(form: Mapping[str, str]) -> FormResult:
     for name in ("problem", "outcome"):
         if name not in errors and (msg := _too_long(values[name])):
             errors[name] = msg
+    if msg := _too_long(values["question"], MAX_QUESTION):
+        errors["question"] = msg
     lists: dict[str, list[str]] = {}
     for name in LIST_FIELDS:
         items = _split(values[name])
@@ -232,13 +244,25 @@ def validate_form(form: Mapping[str, str]) -> FormResult:
     data: dict[str, Any] = {"task": task.value if task else values["task"], "problem": values["problem"]}
     data |= lists
     data["outcome"] = values["outcome"] or None
+    data["question"] = " ".join(values["question"].split()) or None
     try:
         frame = frame_from_dict(data, "form")
     except InputError as exc:  # not expected after the checks above; still shown by its field
         errors[_field_of(exc) or "problem"] = _strip_where(str(exc), "form")
         return result
-    result.question = Question(frame, options["source"], options["top"], ranker=options["ranker"])
+    result.question = Question(
+        frame,
+        options["source"],
+        options["top"],
+        ranker=options["ranker"],
+        randomized_only=bool(values["randomized_only"]),
+    )
     return result
+
+
+def _checked(value: str) -> bool:
+    """A checkbox's value: browsers send "on" (or the value attribute) when ticked, nothing else."""
+    return value.lower() in ("on", "1", "true", "yes")
 
 
 def form_values(frame: Frame) -> dict[str, str]:
@@ -249,27 +273,91 @@ def form_values(frame: Frame) -> dict[str, str]:
     for name in LIST_FIELDS:
         values[name] = "; ".join(getattr(frame, name))
     values["outcome"] = frame.outcome or ""
+    values["question"] = frame.question or ""
     values["source"] = "local"
     values["top"] = str(DEFAULT_TOP)
     values["ranker"] = DEFAULT_RANKER
     return values
 
 
-ENVELOPE_KEYS = ("frame", "source", "top", "explain", "ranker")
+ENVELOPE_KEYS = ("frame", "source", "top", "explain", "ranker", "randomized_only")
+OPTION_KEYS = ENVELOPE_KEYS[1:]
 
 
-def validate_json(data: Any) -> Question:
-    """A question from the API's JSON body: a frame object, or
-    ``{"frame": {...}, "source": "local", "top": 10, "explain": false}``.
-    Raises ``FieldError`` naming the first bad field."""
-    if not isinstance(data, dict):
-        raise FieldError('the request body must be a JSON object (a frame, or {"frame": {...}})')
+def _options(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The envelope's options (source, top, explain, ranker, randomized_only), checked."""
     options: dict[str, Any] = {
         "source": "local",
         "top": DEFAULT_TOP,
         "explain": False,
         "ranker": DEFAULT_RANKER,
+        "randomized_only": False,
     }
+    if "source" in data:
+        options["source"] = _source(data["source"])
+    if "top" in data:
+        options["top"] = _top(data["top"])
+    if "ranker" in data:
+        options["ranker"] = _ranker(data["ranker"])
+    for name in ("explain", "randomized_only"):
+        if name in data:
+            if not isinstance(data[name], bool):
+                raise FieldError(f"{name} must be true or false", name)
+            options[name] = data[name]
+    return options
+
+
+def read_question(text: Any, fields: Mapping[str, Any], reader: QuestionReader) -> tuple[Frame, Asked]:
+    """A question in words read into a frame, each slot in ``fields`` replacing its reading;
+    ``FieldError`` on the ``question`` field (or the slot named) when it cannot be asked."""
+    if not isinstance(text, str):
+        raise FieldError("question must be a string: the clinical question in words", "question")
+    if msg := _control(text):
+        raise FieldError(f"question {msg}", "question")
+    if msg := _too_long(text.strip(), MAX_QUESTION):
+        raise FieldError(f"question is {msg}", "question")
+    try:
+        reading = reader.read(text, fields)
+    except NothingFound as exc:
+        raise FieldError(str(exc), "question") from None
+    except InputError as exc:
+        field = _field_of(exc)
+        raise FieldError(str(exc), field if field in SLOTS else "question") from None
+    return reading.frame, reading.asked
+
+
+def validate_json(data: Any, reader: Callable[[], QuestionReader] | None = None) -> Question:
+    """A question from the API's JSON body: a frame object,
+    ``{"frame": {...}, "source": "local", "top": 10, "explain": false}``, or a question in words
+    ``{"question": "...", ...}`` (read by ``reader()``, called only then; frame fields beside it
+    replace single slots, like ``ebm ask "QUESTION" --problem X``; the options as in the envelope).
+    Raises ``FieldError`` naming the first bad field."""
+    if not isinstance(data, dict):
+        raise FieldError('the request body must be a JSON object (a frame, or {"frame": {...}})')
+    if "question" in data and "frame" not in data:
+        allowed = ("question", *SLOTS, "id", *OPTION_KEYS)
+        unknown = [k for k in data if k not in allowed]
+        if unknown:
+            raise FieldError(
+                f"unknown key {unknown[0]!r} beside 'question' (allowed: {', '.join(allowed)})",
+                str(unknown[0]),
+            )
+        if reader is None:
+            raise FieldError("this server does not read questions in words; send a frame", "question")
+        options = _options(data)
+        fields = {k: v for k, v in data.items() if k in SLOTS}
+        frame, asked = read_question(data["question"], fields, reader())
+        if "id" in data:
+            try:
+                frame = frame_from_dict({**frame.to_dict(), "id": data["id"]}, "frame")
+            except InputError as exc:
+                raise FieldError(str(exc), "id") from None
+        errors = check_frame(frame)
+        if errors:
+            name, message = next(iter(errors.items()))
+            raise FieldError(f"{asked.understood_as}: field {name!r}: {message}", name)
+        return Question(frame, asked=asked, **options)
+    options = _options({})
     if "frame" in data:
         unknown = [k for k in data if k not in ENVELOPE_KEYS]
         if unknown:
@@ -277,16 +365,7 @@ def validate_json(data: Any) -> Question:
                 f"unknown key {unknown[0]!r} beside 'frame' (allowed: {', '.join(ENVELOPE_KEYS)})",
                 str(unknown[0]),
             )
-        if "source" in data:
-            options["source"] = _source(data["source"])
-        if "top" in data:
-            options["top"] = _top(data["top"])
-        if "ranker" in data:
-            options["ranker"] = _ranker(data["ranker"])
-        if "explain" in data:
-            if not isinstance(data["explain"], bool):
-                raise FieldError("explain must be true or false", "explain")
-            options["explain"] = data["explain"]
+        options = _options(data)
         data = data["frame"]
         if not isinstance(data, dict):
             raise FieldError("'frame' must be a JSON object of frame fields", "frame")
@@ -298,4 +377,4 @@ def validate_json(data: Any) -> Question:
     if errors:
         name, message = next(iter(errors.items()))
         raise FieldError(f"frame: field {name!r}: {message}", name)
-    return Question(frame, options["source"], options["top"], options["explain"], options["ranker"])
+    return Question(frame, **options)
