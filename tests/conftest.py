@@ -90,3 +90,38 @@ def load_script(name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+TINY_MESH = ROOT / "tests" / "fixtures" / "tiny_mesh"
+
+
+@pytest.fixture(scope="session")
+def tiny_resources():  # -> ebm.resources.Resources
+    """The shipped rules over the tiny MeSH subset of tests/fixtures/tiny_mesh (made by
+    scripts/build_tiny_mesh.py) and a concept index built from it (about a second): what unit
+    tests of extractors and scoring run on, without the 15-second full index."""
+    return tiny()
+
+
+def tiny():  # -> ebm.resources.Resources
+    """``tiny_resources``, built once per session (in a temporary directory)."""
+    if "tiny" not in _RESOURCES:
+        import tempfile
+
+        from ebm.concepts.index import build_mesh_index
+        from ebm.mesh import MeshVocabulary
+        from ebm.resources import Resources, shipped_rules_dir
+
+        vocabulary = MeshVocabulary(TINY_MESH)
+        index = Path(tempfile.mkdtemp(prefix="ebm-tiny-index-")) / "concepts"
+        shipped = Resources.load(shipped_rules_dir(), vocabulary=vocabulary, index_dir=index)
+        build_mesh_index(
+            index,
+            vocabulary,
+            shipped.value("semantic_groups"),
+            shipped.stopwords,
+            with_quickumls=False,
+            source="tiny MeSH subset (tests)",
+        )
+        _RESOURCES["tiny"] = Resources.load(vocabulary=vocabulary, index_dir=index)
+    return _RESOURCES["tiny"]

@@ -1,6 +1,7 @@
 """The shipped resources for tests: the library takes them explicitly; these helpers pass the
 shipped rules, the real MeSH vocabulary and the tests' concept index (request the
-``concept_index`` fixture before calling anything that matches concepts)."""
+``concept_index`` fixture before calling anything that matches concepts). ``tests.tiny`` has
+the same helpers over the tiny MeSH subset (unit tests)."""
 
 from __future__ import annotations
 

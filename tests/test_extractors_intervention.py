@@ -10,7 +10,6 @@ from ebm.citation import Citation
 from ebm.concepts.annotate import Concept
 from ebm.errors import InputError
 from ebm.medline import iter_bundled
-from ebm.mesh import mesh
 from ebm.resources import shipped_rules_dir as rules_dir
 from ebm.text.document import Document
 from extractors.cues import best_cue, load_weighted_cues
@@ -19,16 +18,24 @@ from extractors.intervention import (
     load_intervention_terms,
     position_class,
 )
-from tests.shipped import annotate, default_kinds, default_pipeline, extract_interventions
+from tests.tiny import annotate, default_kinds, default_pipeline, extract_interventions, resources
 
 PMIDS = {
-    "7028532", "8101194", "9833745", "16124442", "17954800", "20369616", "23782653", "9842079",
-    "8499152", "17477785",
+    "7028532",
+    "8101194",
+    "9833745",
+    "16124442",
+    "17954800",
+    "20369616",
+    "23782653",
+    "9842079",
+    "8499152",
+    "17477785",
 }
 
 
 @pytest.fixture(scope="module")
-def processed(concept_index: Path) -> dict[str, tuple[Citation, Document, list[Concept]]]:
+def processed(tiny_resources: object) -> dict[str, tuple[Citation, Document, list[Concept]]]:
     matcher = None
     pipeline = default_pipeline()
     out = {}
@@ -109,7 +116,7 @@ def test_scores_and_evidence(processed) -> None:
 
 
 def test_kind_weights() -> None:
-    kinds, voc = default_kinds(), mesh()
+    kinds, voc = default_kinds(), resources().vocabulary
     assert kinds.weight("D008376", voc)[0] == 1.0  # Maprotiline: a drug
     assert kinds.weight("D001794", voc)[0] < 0.1  # Blood Pressure: measured, not given
     assert kinds.weight("D013812", voc)[0] == 0.1  # Therapeutics ("treatment"): a category root

@@ -11,7 +11,7 @@ from ebm.errors import InputError
 from extractors.candidate import Candidate
 from extractors.population import load_population_words, number_value
 from tests.conftest import bundled_citations
-from tests.shipped import annotate, default_pipeline, extract_population
+from tests.tiny import annotate, default_pipeline, extract_population
 
 PMIDS = {"7028532", "16691061", "20337202", "24371832", "19370593", "20369616", "1621668"}
 
@@ -22,7 +22,7 @@ def citations() -> dict[str, Citation]:
 
 
 @pytest.fixture(scope="module")
-def population(concept_index: Path, citations: dict[str, Citation]):
+def population(tiny_resources: object, citations: dict[str, Citation]):
     matcher = None
     pipeline = default_pipeline()
 

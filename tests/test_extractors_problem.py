@@ -9,12 +9,11 @@ import pytest
 from ebm.citation import Citation
 from ebm.concepts.annotate import Concept
 from ebm.errors import InputError
-from ebm.mesh import mesh
 from ebm.text.document import Document
 from extractors.problem import SCOPES, is_ancestor, is_disorder
 from extractors.tree_weights import load_tree_weights
 from tests.conftest import bundled_citations
-from tests.shipped import annotate, default_pipeline, default_problem_kinds, extract_problems
+from tests.tiny import annotate, default_pipeline, default_problem_kinds, extract_problems, resources
 
 PMIDS = {
     "7028532",
@@ -41,7 +40,7 @@ def citations() -> dict[str, Citation]:
 
 
 @pytest.fixture(scope="module")
-def processed(concept_index: Path, citations: dict[str, Citation]):
+def processed(tiny_resources: object, citations: dict[str, Citation]):
     matcher = None
     pipeline = default_pipeline()
     out: dict[str, tuple[Document, list[Concept]]] = {}
@@ -56,7 +55,7 @@ def major(c: Citation) -> set[str]:
     return {
         h.descriptor_ui
         for h in c.mesh_headings or ()
-        if h.is_major and h.descriptor_ui and is_disorder(h.descriptor_ui, mesh())
+        if h.is_major and h.descriptor_ui and is_disorder(h.descriptor_ui, resources().vocabulary)
     }
 
 
@@ -101,8 +100,8 @@ def test_specific_disorder_takes_its_ancestors_score(processed, citations) -> No
     assert top.text == "squamous cell carcinoma of the oropharynx"
     assert any("MeSH ancestor Head and Neck Neoplasms" in e for e in top.evidence)
     assert "D009959" in major(citations["1376306"])
-    assert is_ancestor("D010146", "D010149", mesh())  # Pain > Pain, Postoperative
-    assert not is_ancestor("D010149", "D010146", mesh())
+    assert is_ancestor("D010146", "D010149", resources().vocabulary)  # Pain > Pain, Postoperative
+    assert not is_ancestor("D010149", "D010146", resources().vocabulary)
 
 
 def test_descendant_named_less_prominently_keeps_its_own_score(processed, citations) -> None:
@@ -154,7 +153,7 @@ def test_implied_problem_weighs_less(processed) -> None:
 
 
 def test_kind_weight_counts_only_disorder_trees() -> None:
-    voc, kinds = mesh(), default_problem_kinds()
+    voc, kinds = resources().vocabulary, default_problem_kinds()
     mi = voc.by_name("Myocardial Infarction")  # a pathologic process (C23.550) and a heart disease (C14)
     pain = voc.by_name("Pain")  # a sign (C23.888) and a sensation (F02, G11: not disorder trees)
     assert mi is not None and pain is not None
@@ -182,10 +181,10 @@ def test_bad_kind_table_names_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(
         InputError, match=r"problem_kinds\.tsv:3: no MeSH 2024 descriptor has tree number C99\.999"
     ):
-        load_tree_weights(bad, mesh())
+        load_tree_weights(bad, resources().vocabulary)
     bad.write_text("D999999\t1\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"problem_kinds\.tsv:1: D999999 is not a MeSH 2024 descriptor UI"):
-        load_tree_weights(bad, mesh())
+        load_tree_weights(bad, resources().vocabulary)
     bad.write_text("C23\tmuch\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"problem_kinds\.tsv:1: column 'weight'"):
-        load_tree_weights(bad, mesh())
+        load_tree_weights(bad, resources().vocabulary)

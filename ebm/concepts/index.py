@@ -401,9 +401,11 @@ def build_mesh_index(
     include_permuted: bool = True,
     with_quickumls: bool = True,
     progress: Callable[[int], None] | None = None,
+    source: str = "MeSH 2024",
 ) -> BuildStats:
-    """Write the shipped MeSH 2024 as RRF and index it (``ebm setup``); ``groups`` and
-    ``stopwords``: rules/semantic_groups.tsv and rules/stopwords_en.txt."""
+    """Write ``vocabulary`` (the shipped MeSH 2024, or a subset named by ``source``) as RRF and
+    index it (``ebm setup``); ``groups`` and ``stopwords``: rules/semantic_groups.tsv and
+    rules/stopwords_en.txt."""
     from ebm.concepts.rrf import write_mesh_rrf
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -413,7 +415,7 @@ def build_mesh_index(
         return build_index(
             rrf,
             out_dir,
-            source="MeSH 2024",
+            source=source,
             include_permuted=include_permuted,
             with_quickumls=with_quickumls,
             progress=progress,
