@@ -63,12 +63,19 @@ def _tags() -> dict[str, FieldTag]:
     add("dp", "pdat", "publicationdate", "dateofpublication")
     add("sb", "filter", "subset", "text")
     add("pmid", "uid", "pubmedid")
+    # PICO elements of the stored annotations (ebm corpus annotate; ebm.store.annotations)
+    add("problem", "problems", noexp=True)
+    add("intervention", "interventions", noexp=True)
+    add("population", noexp=True)
+    add("design")
+    add("grade")
     return table
 
 
 FIELD_TAGS = _tags()
 SUPPORTED_TAGS = (
     "[ti] [tiab] [tw] [all] [mh] [mh:noexp] [majr] [majr:noexp] [sh] [pt] [pt:noexp] [la] [dp] [pmid] [sb]"
+    " [problem] [intervention] [population] [design] [grade]"
 )
 
 

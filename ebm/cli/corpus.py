@@ -3,6 +3,7 @@
     ebm corpus ingest PATH... [--db FILE] [--batch-size N]
     ebm corpus search QUERY [--limit N] [--sort relevance|date] [--json] [--db FILE]
     ebm corpus stats [--json] [--db FILE]
+    ebm corpus annotate [--workers N | --scheduler ADDRESS] [--since DATE] [--rules DIR] [--db FILE]
 
 Without ``--db`` the default store is used (``EBM_HOME/medline.sqlite`` or the per-user data
 directory), created from the bundled corpus on first use.
@@ -80,6 +81,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--sort", choices=("relevance", "date"), default="relevance", help="BM25 or newest first")
     p.add_argument("--json", action="store_true", help="print a JSON document")
     p.set_defaults(func=run_search)
+
+    p = sub.add_parser(
+        "annotate",
+        parents=[db],
+        help="annotate the store's citations on Dask and store the annotations",
+        description="Annotate every citation of the store not yet annotated with the current rules, "
+        "models and code (ebm ask and ebm bench then read the stored annotations, and ebm corpus "
+        "search accepts [problem] [intervention] [population] [design] [grade]). Runs on a local "
+        "Dask cluster of --workers processes (loopback only), or on an existing cluster "
+        "(--scheduler tcp://HOST:8786). Resumable: a re-run annotates only what is missing.",
+    )
+    p.add_argument("--workers", type=int, help="local worker processes (default: one per CPU)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://10.0.0.1:8786")
+    p.add_argument("--since", metavar="DATE", help="only citations published on or after YYYY[-MM[-DD]]")
+    p.add_argument("--rules", metavar="DIR", help="an edited copy of rules/ (default: the shipped tables)")
+    p.add_argument("--batch-size", type=int, default=32, help="citations per Dask task (32)")
+    p.add_argument("--limit", type=int, help="annotate at most N citations of those missing")
+    p.set_defaults(func=run_annotate)
 
     p = sub.add_parser("stats", parents=[db], help="counts of what the store holds")
     p.add_argument("--json", action="store_true", help="print a JSON document")
@@ -215,6 +234,45 @@ def _cut(text: str, width: int) -> str:
     """One line of at most ``width`` characters (a record's title can be 1 MB long)."""
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def run_annotate(args: argparse.Namespace) -> int:
+    import re
+
+    from ebm.annotation_cache import annotation_version
+    from ebm.ask import default_resources
+    from ebm.store.annotate_dask import annotate_store, default_workers
+
+    if args.workers is not None and args.scheduler:
+        raise InputError("give --workers (a local cluster) or --scheduler (an existing one), not both")
+    if args.since and not re.fullmatch(r"\d{4}(-\d{2}(-\d{2})?)?", args.since):
+        raise InputError(f"--since {args.since!r}: write a date as YYYY, YYYY-MM or YYYY-MM-DD")
+    if args.batch_size < 1 or (args.limit is not None and args.limit < 0):
+        raise InputError("--batch-size must be at least 1 and --limit not negative")
+    resources = default_resources(Path(args.rules) if args.rules else None)
+    version = annotation_version(resources)
+    with open_store(args.db) as store:
+        report = annotate_store(
+            store,
+            version,
+            resources.rules_dir,
+            workers=args.workers or default_workers(),
+            scheduler=args.scheduler,
+            since=args.since,
+            batch=args.batch_size,
+            progress=sys.stderr.isatty(),
+            limit=args.limit,
+        )
+        total = store.annotated_count(version)
+    for line in report.skipped[:NOTICES_SHOWN]:
+        print(f"ebm: skipped {line}", file=sys.stderr)
+    rate = f" in {report.seconds:.1f} s ({report.rate:.1f} citations/s on {report.workers} workers)"
+    print(
+        f"annotated {report.annotated:,} of {report.todo:,} citations missing"
+        f"{rate if report.todo else ''}; {total:,} stored for version {version[:12]}"
+        + (f"; {len(report.skipped):,} skipped" if report.skipped else "")
+    )
+    return 0
 
 
 def run_stats(args: argparse.Namespace) -> int:

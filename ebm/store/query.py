@@ -92,10 +92,15 @@ NameLookup = Callable[[str, str], bool]
 
 
 def translate(
-    query: str, known: NameLookup | None = None, vocabulary: MeshVocabulary | None = None
+    query: str,
+    known: NameLookup | None = None,
+    vocabulary: MeshVocabulary | None = None,
+    pico: str | None = None,
 ) -> SqlQuery:
     """Parse ``query`` and translate it for the store: [mh]/[pt] names are looked up in
-    ``vocabulary`` (the store's MeSH), ``known`` as above.
+    ``vocabulary`` (the store's MeSH), ``known`` as above; ``pico``: the annotation version
+    the PICO fields ([problem] [intervention] [population] [design] [grade]) read, None when
+    the store holds no stored annotations.
 
     Without ``vocabulary`` the shipped MeSH 2024 is loaded: only for callers that have no
     ``Resources`` yet (``ebm rules check`` before issue 11 lands); the store passes its own."""
@@ -104,7 +109,7 @@ def translate(
 
         vocabulary = mesh()
     node = parse(query)
-    tr = _Translator(vocabulary, known or (lambda _kind, _name: False))
+    tr = _Translator(vocabulary, known or (lambda _kind, _name: False), pico)
     c = tr.node(node)
     rank = " OR ".join(f"({r})" for r in c.rank) or None
     if not tr.ctes:
@@ -117,9 +122,10 @@ def translate(
 
 
 class _Translator:
-    def __init__(self, vocabulary: MeshVocabulary, known: NameLookup) -> None:
+    def __init__(self, vocabulary: MeshVocabulary, known: NameLookup, pico: str | None = None) -> None:
         self.vocabulary = vocabulary
         self.known = known
+        self.pico = pico
         self.ctes: list[tuple[str, str, list[object]]] = []  # (name, sql, params), in order
 
     def cte(self, sql: str, params: list[object]) -> str:
@@ -166,6 +172,8 @@ class _Translator:
             return self.mesh_term(t)
         if t.field == "pt":
             return self.pubtype_term(t)
+        if t.field in PICO_FIELDS:
+            return self.pico_term(t)
         return {"sh": _subheading_term, "la": _language_term, "dp": _date_term,
                 "sb": _filter_term, "pmid": _pmid_term}[t.field](t)  # fmt: skip
 
@@ -247,6 +255,56 @@ class _Translator:
             raise InputError(f"{text!r}[{t.tag}] at position {t.pos + 1} is not a MeSH heading{did}")
         uis = vocab.explode(d.ui) if t.explode else {d.ui}
         return uis, f'"{d.name}"[{tag}]{_narrower(uis, 1, t.explode)}'
+
+
+    def pico_term(self, t: Term) -> _Compiled:
+        """A PICO element of the stored annotations: MeSH names exploded as [mh], design and
+        grade as labels (``DESIGN_ALIASES``)."""
+        if self.pico is None:
+            raise InputError(
+                f"{t.text!r}[{t.tag}] at position {t.pos + 1}: the store holds no annotations "
+                "(run `ebm corpus annotate` first)"
+            )
+        if t.field in ("design", "grade"):
+            value = t.text.strip().casefold().replace(" ", "_").replace("-", "_")
+            if t.field == "grade":
+                value = value.upper()
+                if value not in ("A", "B", "C"):
+                    raise InputError(f"{t.text!r}[grade] at position {t.pos + 1}: a grade is A, B or C")
+            else:
+                value = DESIGN_ALIASES.get(value, value)
+                if value not in DESIGNS:
+                    raise InputError(
+                        f"{t.text!r}[design] at position {t.pos + 1} is not a design "
+                        f"(one of: {', '.join(sorted(DESIGN_ALIASES))}, {', '.join(DESIGNS)})"
+                    )
+            sql = f"SELECT cid AS id FROM pico_labels WHERE version = ? AND {t.field} = ?"
+            return _Compiled(sql, [self.pico, value], f"{value}[{t.field}]")
+        if "*" in t.text:
+            raise InputError(f"wildcard in {t.text!r}[{t.tag}] at position {t.pos + 1} is not supported")
+        uis, shown = self.descriptors(t, t.text.strip())
+        if uis is None:
+            raise InputError(f"{t.text!r}[{t.tag}] at position {t.pos + 1} is not a MeSH heading")
+        sql = (
+            "SELECT DISTINCT cid AS id FROM pico_terms WHERE version = ? AND element = ?"
+            " AND ui IN (SELECT value FROM json_each(?))"
+        )
+        return _Compiled(sql, [self.pico, t.field, json.dumps(sorted(uis))], shown)
+
+
+# the design labels of extractors.design, and short names for them in [design]
+DESIGNS = (
+    "randomized_controlled_trial", "non_randomized_trial", "systematic_review", "guideline",
+    "case_report", "diagnostic_accuracy", "case_control", "cross_sectional", "cohort",
+    "narrative_review", "animal_or_in_vitro", "other",
+)  # fmt: skip
+DESIGN_ALIASES = {
+    "rct": "randomized_controlled_trial", "trial": "randomized_controlled_trial",
+    "nrt": "non_randomized_trial", "sr": "systematic_review", "meta_analysis": "systematic_review",
+    "review": "narrative_review", "case": "case_report", "cross": "cross_sectional",
+    "diagnostic": "diagnostic_accuracy", "animal": "animal_or_in_vitro",
+}  # fmt: skip
+PICO_FIELDS = ("problem", "intervention", "population", "design", "grade")
 
 
 def _shown(c: _Compiled) -> str:

@@ -35,6 +35,7 @@ from ebm.errors import DataError, EbmError, InputError
 from ebm.medline.reader import Deletion, Notice, cap_text
 from ebm.mesh import MeshVocabulary
 from ebm.source import SearchResult, Sort
+from ebm.store import annotations as stored
 from ebm.store.query import SqlQuery, translate
 
 SCHEMA_VERSION = "1"
@@ -247,6 +248,7 @@ class MedlineStore:
         if not tables:
             self._db.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
             self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+            stored.ensure_tables(self._db)
             return
         if "meta" not in tables or "citations" not in tables:
             raise DataError(f"{self.path} is an SQLite file but not an ebm MEDLINE store")
@@ -257,6 +259,7 @@ class MedlineStore:
                 f"{row[0] if row else 'unknown'}, this version reads {SCHEMA_VERSION}): delete it "
                 "and re-ingest (the default store is rebuilt from the bundled corpus)"
             )
+        stored.ensure_tables(self._db)  # stored annotations (issue 17): added to older stores
 
     def close(self) -> None:
         with self._lock:
@@ -393,6 +396,7 @@ class MedlineStore:
         )
         for table in ("headings", "qualifiers", "pubtypes"):
             db.execute(f"DELETE FROM {table} WHERE cid {these}", (ids,))
+        stored.delete_for(db, ids)  # a replaced record is annotated again
         return db.execute(f"DELETE FROM citations WHERE id {these}", (ids,)).rowcount
 
     def _transaction(self) -> _Transaction:
@@ -619,9 +623,46 @@ class MedlineStore:
                 yield decode_record(record)
             last = rows[-1][0]
 
+    # -------------------------------------------------------------- stored annotations (issue 17)
+
+    def stored_annotations(self, version: str, citations: Sequence[Citation]) -> dict[str, Any]:
+        """The annotations ``ebm corpus annotate`` stored for ``citations`` (PMID -> Annotation)."""
+        with self._lock:
+            return stored.get_many(self._db, version, citations)
+
+    def write_annotations(self, version: str, items: Sequence[stored.Compact]) -> int:
+        """Store workers' annotations in one transaction; the PICO fields then read ``version``."""
+        with self._lock, self._transaction():
+            n = stored.put_many(self._db, version, items)
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)", (stored.META_VERSION, version)
+            )
+            return n
+
+    def records(self, pmids: Sequence[str]) -> list[bytes]:
+        """The stored records (``decode_record`` reads them) of ``pmids`` that are stored."""
+        with self._lock:
+            return [
+                r[0]
+                for r in self._db.execute(
+                    "SELECT record FROM citations WHERE pmid IN (SELECT value FROM json_each(?))",
+                    (json.dumps(list(pmids)),),
+                )
+            ]
+
+    def unannotated(self, version: str, since: str | None = None) -> list[str]:
+        with self._lock:
+            return stored.missing_ids(self._db, version, since)
+
+    def annotated_count(self, version: str) -> int:
+        with self._lock:
+            return stored.count(self._db, version)
+
     def translate(self, query: str) -> SqlQuery:
         """How the store reads ``query`` (``InputError`` if it cannot honour it)."""
-        return translate(query, self._known_name, self.vocabulary)
+        return translate(
+            query, self._known_name, self.vocabulary, pico=self.get_meta(stored.META_VERSION)
+        )
 
     def _known_name(self, kind: str, name: str) -> bool:
         code = {"heading": "D", "pubtype": "P"}[kind]
