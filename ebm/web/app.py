@@ -40,6 +40,7 @@ from ebm.ask import AskConfig
 from ebm.errors import InputError
 from ebm.frame import Frame, Task
 from ebm.scoring.rankers import REGISTRY
+from ebm.web.evidence import bottom_line_view, card_evidence, shown_answers
 from ebm.web.forms import (
     DEFAULT_TOP,
     FORM_FIELDS,
@@ -206,19 +207,29 @@ def create_app(
         result = job.result
         if result is None:  # asked through the API: the worker sent its document only
             return redirect(url_for("api_job", job_id=job.id), 303)
+        doc = job.document()
+        again = form_values(job.question.frame) | {
+            "source": job.question.source,
+            "ranker": job.question.ranker,
+            "randomized_only": "on" if job.question.randomized_only else "",
+        }
+        answers = shown_answers(result, job.question)
+        records = {x["pmid"]: x for x in doc["results"]}
+        cards = {
+            a.pmid: card_evidence(records.get(a.pmid, {}), a.title, _abstract(job, a.pmid)) for a in answers
+        }
         return render_template(
             "results.html",
             job=job,
             result=result,
             frame=job.question.frame,
-            answers=result.top(job.question.top),
+            answers=answers,
+            cards=cards,
+            bottom_line=bottom_line_view(doc),
+            design_filter=doc.get("design_filter"),
             explanations=job.explanations,
-            again=form_values(job.question.frame)
-            | {
-                "source": job.question.source,
-                "ranker": job.question.ranker,
-                "randomized_only": "on" if job.question.randomized_only else "",
-            },
+            again=again,
+            unfiltered=again | {"randomized_only": ""},
             **page_context(),
         )
 
@@ -394,6 +405,12 @@ def _nesting(body: bytes) -> int:
         elif token in (b"]", b"}"):
             depth -= 1
     return deepest
+
+
+def _abstract(job: Job, pmid: str) -> str | None:
+    """The abstract of an answer shown (its annotation travels with the explanation)."""
+    x = job.explanations.get(pmid)
+    return x.annotation.citation.abstract_text if x is not None else None
 
 
 def _preload(readers: Readers) -> None:

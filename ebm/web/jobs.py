@@ -44,6 +44,7 @@ from ebm.ask import AskConfig, AskResult, Explanation, Pipeline
 from ebm.citation import Citation
 from ebm.errors import DataError, EbmError, InputError, ServiceError
 from ebm.source import SearchResult, Sort
+from ebm.web.evidence import question_document, shown_answers
 from ebm.web.forms import Question
 from extractors.annotate import Annotation
 
@@ -254,13 +255,13 @@ class _Worker:
                         a.pmid: Explanation(
                             q.frame, result.concepts, p.last_annotations[a.pmid], a.ebm, a.term, a
                         )
-                        for a in result.top(q.top)
+                        for a in shown_answers(result, q)
                         if a.pmid in p.last_annotations
                     }
             finally:
                 p.report = lambda step, done, total: None
                 p.last_annotations = {}
-            document = result.to_dict(top=q.top, explanation=q.explain)
+            document = question_document(result, q)  # the answers shown (design filter)
             # A page needs the objects; the API only the document (much less to send back).
             self.outbox.put(("done", self.wid, job_id, document, result if page else None, explanations))
         except EbmError as exc:

@@ -1,0 +1,165 @@
+"""The result cards' evidence on the web (issues 13 and 14): the evidence sentence highlighted
+in the abstract (escaped piece by piece), the findings list, the evidence badge, the bottom
+line box with its PMIDs linked to their cards, and the "randomized trials and systematic
+reviews only" filter; real extractor and model, real pipeline on the bundled corpus."""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from ebm.ask import AskConfig
+from ebm.frame import load_frame
+from ebm.paths import package_data
+from ebm.web.app import create_app
+from ebm.web.evidence import Highlight, card_evidence, highlight, numbers_text
+from extractors.findings import MODEL_FILE, extract_findings, load_findings_model
+
+ROOT = Path(__file__).resolve().parents[1]
+FEVER = ROOT / "questions" / "fever_acetaminophen_ibuprofen.yaml"
+FEVER_ANSWER = "1621668"  # the paper's answer to the fever question
+
+HOSTILE_TITLE = 'Ibuprofen <script>alert("t")</script> & acetaminophen in febrile children'
+HOSTILE_ABSTRACT = (
+    "BACKGROUND: Fever & discomfort <b>in</b> young children are common. "
+    "METHODS: 120 children were randomized to ibuprofen or acetaminophen. "
+    "RESULTS: The temperature was significantly lower with ibuprofen than with acetaminophen "
+    "at 4 hours (p < 0.01) <script>alert(1)</script>. "
+    "CONCLUSION: Ibuprofen & acetaminophen were both well tolerated."
+)
+_TAG = re.compile(r"<sup class=\"fn\">\d+</sup>|<[^>]+>")
+
+
+def _text_of(markup: str) -> str:
+    """What a browser shows of the markup (tags and footnote numbers removed, entities read)."""
+    return html.unescape(_TAG.sub("", markup))
+
+
+# --- escaping, without the pipeline ---------------------------------------------------------------
+
+
+def test_highlighted_abstract_is_escaped_piece_by_piece() -> None:
+    model = load_findings_model(package_data(MODEL_FILE))
+    found = extract_findings(HOSTILE_ABSTRACT, "ibuprofen", "acetaminophen", "fever", model)
+    assert found, "the extractor finds the RESULTS sentence"
+    assert "temperature was significantly lower" in found[0].sentence
+    assert found[0].direction == "lower"
+    record = {"pmid": "42", "findings": [f.to_dict() for f in found]}
+    card = card_evidence(record, HOSTILE_TITLE, HOSTILE_ABSTRACT)
+    abstract, title = str(card.abstract), str(card.title)
+    for markup in (abstract, title):
+        assert "<script>" not in markup and "<b>" not in markup
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in abstract
+    assert "&amp; discomfort &lt;b&gt;in&lt;/b&gt;" in abstract
+    assert "&lt;script&gt;alert(&#34;t&#34;)&lt;/script&gt; &amp; acetaminophen" in title
+    # the text reads exactly as given, with one mark per finding around its sentence
+    assert _text_of(abstract) == HOSTILE_ABSTRACT
+    assert _text_of(title) == HOSTILE_TITLE
+    marks = re.findall(r'<mark class="evidence (\w+)" id="pmid-42-f(\d)"[^>]*>(.*?)<sup', abstract)
+    assert sorted(int(n) for _, n, _ in marks) == list(range(1, len(found) + 1))
+    first = next(m for m in marks if m[1] == "1")
+    assert first[0] == "lower"
+    assert html.unescape(first[2]) == found[0].sentence
+    f1 = card.findings[0]
+    assert (f1["arrow"], f1["word"], f1["where"]) == ("↓", "lower", "abstract")
+    assert f1["numbers_text"] == "p < 0.01"
+
+
+def test_highlight_offsets_and_fallbacks() -> None:
+    text = "a < b & c. Second sentence here."
+    # offsets that hold the sentence are used; overlapping and out-of-range marks are skipped
+    out = str(
+        highlight(
+            text, [Highlight(0, 10, 1, "higher"), Highlight(5, 12, 2, "lower"), Highlight(30, 99, 3, "x")]
+        )
+    )
+    assert out == (
+        '<mark class="evidence higher" id="finding-f1" title="finding 1">a &lt; b &amp; c.'
+        '<sup class="fn">1</sup></mark> Second sentence here.'
+    )
+    # stale offsets: the sentence is found by its text; a sentence not in the text is not marked
+    card = card_evidence(
+        {
+            "pmid": "7",
+            "findings": [
+                {"sentence": "Second sentence here.", "start": 0, "end": 3, "direction": "no_difference"},
+                {"sentence": "Not in it.", "start": 0, "end": 10, "direction": "higher"},
+            ],
+        },
+        None,
+        text,
+    )
+    assert '<mark class="evidence no_difference" id="pmid-7-f1"' in str(card.abstract)
+    assert [f["where"] for f in card.findings] == ["abstract", None]
+    assert "pmid-7-f2" not in str(card.abstract)
+
+
+def test_numbers_text() -> None:
+    numbers = {
+        "effect": {"kind": "OR", "value": 0.52},
+        "ci": {"level": 95, "low": 0.31, "high": 0.87},
+        "p": {"relation": "<", "value": 0.01},
+    }
+    assert numbers_text(numbers) == "OR 0.52 · 95% CI 0.31 to 0.87 · p < 0.01"
+    assert numbers_text({"percentages": [12.5, 30]}) == "12.5%, 30%"
+    assert numbers_text({}) == ""
+
+
+# --- the results page, on the real pipeline ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def app(concept_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
+    mp = pytest.MonkeyPatch()
+    mp.setenv("EBM_HOME", str(concept_index.parent))
+    cache = tmp_path_factory.mktemp("web-findings") / "annotations.sqlite"
+    app = create_app(AskConfig(cache_path=cache), warm=False, workers=1)
+    yield app
+    app.extensions["ebm_runner"].stop()
+    mp.undo()
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+def _ask_page(client: FlaskClient, form: dict[str, str], timeout: float = 240) -> str:
+    r = client.post("/ask", data=form)
+    assert r.status_code == 303, r.get_data(as_text=True)[:500]
+    deadline = time.monotonic() + timeout
+    while True:
+        page = client.get(r.headers["Location"])
+        text = page.get_data(as_text=True)
+        if 'http-equiv="refresh"' not in text:
+            assert page.status_code == 200, text[:1000]
+            return text
+        assert time.monotonic() < deadline, "no answer in time"
+        time.sleep(0.2)
+
+
+def _fever_form(**extra: str) -> dict[str, str]:
+    f = load_frame(FEVER)
+    form = {
+        "task": f.task.value,
+        "problem": f.problem or "",
+        "population": "; ".join(f.population),
+        "intervention": "; ".join(f.intervention),
+        "comparison": "; ".join(f.comparison),
+        "outcome": f.outcome or "",
+        "top": "10",
+    }
+    return form | extra
+
+
+def _card(page: str, pmid: str) -> str:
+    m = re.search(rf'<li class="card" id="pmid-{pmid}".*?</li>\s*(?=<li class="card"|</ol>)', page, re.S)
+    assert m, f"no card for PMID {pmid}"
+    return m.group(0)
