@@ -74,7 +74,9 @@ class NaiveBayes:
     def ngram_probability(self, tokens: Sequence[str]) -> float:
         """``probability(ngram_features(tokens))``, without building the bigrams no weight has."""
         w = self.weights
-        total = self.bias + sum(map(w.get, set(tokens), repeat(0.0)))
+        # distinct tokens in text order, not set order: the float sum must not depend on the
+        # process's string hash seed (annotations stored by Dask workers equal question-time ones)
+        total = self.bias + sum(map(w.get, dict.fromkeys(tokens), repeat(0.0)))
         heads = self._bigram_heads
         seen: set[str] = set()
         for a, b in zip(tokens, tokens[1:], strict=False):
