@@ -4,6 +4,11 @@
 combining the title of the abstract and the top three outcome sentences (in the order they
 appeared in the abstract)." An ``Answer`` adds what the physician needs to weigh it: PMID,
 year, journal, evidence grade, the score and its components, and the reasons behind them.
+
+Question-aware (issue 14): ``findings`` are what the study found for the frame's intervention
+vs comparison on its outcome (``extractors.findings``), shown before the outcome sentences; the
+design, sample size and human/animal (issue 13) come from the annotation, summed up in
+``evidence_line`` ("RCT (predicted, 0.97) · n = 120 · grade A").
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from ebm.scoring.term import TermScore
 from ebm.scoring.topical import TopicalScore
 
 if TYPE_CHECKING:
+    from ebm.frame import Frame
     from extractors.annotate import Annotation
+    from extractors.findings import Finding, FindingsModel, OutcomeWords
+    from extractors.sample_size import SampleSize
 
 OUTCOMES_PER_ANSWER = 3
 
@@ -54,6 +62,11 @@ class Answer:
     retrieval: float | None = None  # the source's retrieval score (None: only the rank is known)
     ranking: dict[str, float] = field(default_factory=dict)  # what each feature added to ``score``
     ranker_description: str = ""
+    findings: tuple[Finding, ...] = ()  # for the frame's I vs C on O, best first (issue 14)
+    design: dict[str, Any] | None = None  # {label, probability, probabilities, source} (issue 13)
+    sample_size: SampleSize | None = None
+    human: bool | None = None
+    evidence_line: str = ""  # "RCT (predicted, 0.97) · n = 120 · grade A"
 
     @property
     def explanation(self) -> tuple[Contribution, ...]:
@@ -85,6 +98,11 @@ class Answer:
             "lexical": round(self.lexical.score, 6) if self.lexical is not None else None,
             "retrieval_score": None if self.retrieval is None else round(self.retrieval, 6),
             "ranking": {k: round(v, 6) for k, v in self.ranking.items()},
+            "findings": [f.to_dict() for f in self.findings],
+            "design": self.design,
+            "sample_size": None if self.sample_size is None else self.sample_size.to_dict(),
+            "human": self.human,
+            "evidence_line": self.evidence_line,
         }
         if explanation:
             d["explanation"] = [c.to_dict() for c in self.explanation]
@@ -96,6 +114,34 @@ class Answer:
 
 def top_outcome_sentences(ann: Annotation, n: int = OUTCOMES_PER_ANSWER) -> tuple[OutcomeSentence, ...]:
     return tuple(OutcomeSentence(o.sentence, o.text, o.probability) for o in ann.top_outcomes(n))
+
+
+def frame_findings(
+    ann: Annotation, frame: Frame, model: FindingsModel, outcome_words: OutcomeWords | None
+) -> tuple[tuple[Finding, ...], float | None]:
+    """The findings shown for ``frame`` (at least the model's minimum confidence, best first)
+    and the question-aware S_outcome: the best finding's confidence, 0 when the abstract reports
+    none, None when the frame has no intervention (then there is nothing to compare).
+
+    One extraction serves both: the S_outcome is the best sentence at any confidence, as
+    ``ebm.scoring.question_evidence.findings_value`` computes it for the rankers' training."""
+    from extractors.findings import extract_findings
+
+    if not frame.intervention:
+        return (), None
+    found = extract_findings(
+        ann.document,
+        ", ".join(frame.intervention),
+        ", ".join(frame.comparison),
+        frame.outcome or "",
+        model,
+        prior={o.sentence: o.probability for o in ann.outcomes},
+        concepts=ann.concepts,
+        outcome_words=outcome_words,
+        min_confidence=0.0,
+    )
+    shown = tuple(f for f in found if f.confidence >= model.min_confidence)
+    return shown, (float(found[0].confidence) if found else 0.0)
 
 
 def make_answer(
@@ -112,7 +158,10 @@ def make_answer(
     retrieval: float | None = None,
     ranking: dict[str, float] | None = None,
     ranker_description: str = "",
+    findings: tuple[Finding, ...] = (),
 ) -> Answer:
+    from extractors.evidence import evidence_line
+
     cit = ann.citation
     return Answer(
         rank=rank,
@@ -133,4 +182,9 @@ def make_answer(
         retrieval=retrieval,
         ranking=dict(ranking or {}),
         ranker_description=ranker_description,
+        findings=findings,
+        design=getattr(ann, "design", None),
+        sample_size=getattr(ann, "sample_size", None),
+        human=getattr(ann, "human", None),
+        evidence_line=evidence_line(ann.evidence),
     )

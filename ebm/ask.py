@@ -14,6 +14,12 @@ development questions), the paper's ``paper-ebm`` (S_EBM, alias ``ebm``), ``comb
 (0.8 norm(S_EBM) + 0.2 norm(S_term), alias ``combo``) and ``term``, and ``retrieval`` (the
 source's order). Ties keep the retrieval order.
 
+Question-aware answers (issue 14): for a frame with an intervention each candidate's findings
+(what it found for I vs C on O) are extracted once; they are shown first in each answer, their
+best confidence is the question-aware S_outcome the rankers can read (``findings`` column), and
+for therapy and prevention a bottom line collates the top answers' findings
+(``AskResult.bottom_line``).
+
 Start-up: the annotator (and with it spaCy, the slowest import) is built only when a candidate
 is missing from the annotation cache.
 """
@@ -26,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ebm.answer import Answer, make_answer
+from ebm.answer import Answer, frame_findings, make_answer
 from ebm.citation import Citation
 from ebm.errors import InputError
 from ebm.frame import Frame
@@ -51,6 +57,7 @@ from ebm.scoring.topical import TopicalScore, score_topical
 from ebm.source import CitationSource
 
 if TYPE_CHECKING:
+    from ebm.bottom_line import BottomLine
     from ebm.concepts.matcher import ConceptMatcher
     from ebm.resources import Resources
     from extractors.annotate import Annotation, Annotator
@@ -76,6 +83,8 @@ class AskConfig:
     cache: bool = True  # keep annotations on disk
     cache_path: Path | None = None  # default: annotations.sqlite in the data directory
     deadline_s: float | None = 60.0  # a whole question (searches, fetches); None: no deadline
+    findings: bool = True  # extract each candidate's findings for the frame (issue 14)
+    bottom_line_top: int = 10  # answers the bottom line reads (therapy and prevention)
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
@@ -89,6 +98,8 @@ class AskConfig:
             raise InputError(f"top must be at least 1, got {self.top}")
         if not 0.0 <= self.alpha <= 1.0:
             raise InputError(f"alpha must be in [0, 1], got {self.alpha}")
+        if self.bottom_line_top < 1:
+            raise InputError(f"bottom-line top must be at least 1, got {self.bottom_line_top}")
         if self.deadline_s is not None and not 0 < self.deadline_s < float("inf"):
             raise InputError(f"deadline must be a positive number of seconds, got {self.deadline_s}")
 
@@ -112,7 +123,8 @@ class Timings:
     retrieve: float = 0.0
     fetch: float = 0.0
     annotate: float = 0.0
-    score: float = 0.0
+    score: float = 0.0  # includes the findings
+    findings: float = 0.0  # part of ``score``: extracting the findings, the bottom line
 
     @property
     def total(self) -> float:
@@ -135,6 +147,9 @@ class AskResult:
     timings: Timings
     # retrieved citations the pipeline could not process, each with why (skipped, not ranked)
     skipped: tuple[str, ...] = ()
+    # the top answers' findings collated (therapy and prevention with an intervention), else None
+    bottom_line: BottomLine | None = None
+    understood_as: str | None = None  # "Understood as: ..." when the question came as words
 
     def top(self, n: int) -> tuple[Answer, ...]:
         return self.answers[:n]
@@ -156,6 +171,8 @@ class AskResult:
             "missing": list(self.missing),
             "skipped": list(self.skipped),
             "frame_concepts": self.concepts.to_dict(),
+            "bottom_line": None if self.bottom_line is None else self.bottom_line.to_dict(),
+            **({"understood_as": self.understood_as} if self.understood_as is not None else {}),
             "results": [a.to_dict(explanation) for a in answers],
             "timings": self.timings.to_dict(),
         }
@@ -254,6 +271,7 @@ class Pipeline:
         self._annotator = annotator
         self._cache: Any = None
         self.skipped: list[str] = []  # citations the last question could not process, and why
+        self.last_findings_s = 0.0  # seconds the last findings extraction took
 
     # --- resources, opened on first use -------------------------------------------------------
 
@@ -370,12 +388,69 @@ class Pipeline:
             retrieval = [float(n - i) for i in range(n)]
         elif len(retrieval) != n:
             raise InputError(f"{len(retrieval)} retrieval scores for {n} candidates")
+        found = self.findings(frame, annotations)
         return [
             CandidateScores(
-                a.citation.pmid, ebm[i], term[i], match[i], lexical[i], float(retrieval[i]), i + 1
+                a.citation.pmid,
+                ebm[i],
+                term[i],
+                match[i],
+                lexical[i],
+                float(retrieval[i]),
+                i + 1,
+                findings=found[i][0],
+                s_outcome_question=found[i][1],
             )
             for i, a in enumerate(annotations)
         ]
+
+    def findings(
+        self, frame: Frame, annotations: Sequence[Annotation]
+    ) -> list[tuple[tuple[Any, ...], float | None]]:
+        """Each candidate's findings for the frame and its question-aware S_outcome
+        (``ebm.answer.frame_findings``); none when the frame has no intervention or
+        ``config.findings`` is off."""
+        if not (self.config.findings and frame.intervention):
+            return [((), None)] * len(annotations)
+        t = time.perf_counter()
+        model, words = self.resources.findings_model, self.resources.outcome_words
+        out = [frame_findings(a, frame, model, words) for a in annotations]
+        self.last_findings_s = time.perf_counter() - t
+        return out
+
+    def bottom_line(
+        self, frame: Frame, answers: Sequence[Answer], annotations: Sequence[Annotation]
+    ) -> BottomLine | None:
+        """The top answers' findings collated, for therapy and prevention frames with an
+        intervention (``ebm.bottom_line``); None otherwise."""
+        from ebm.bottom_line import AnswerFindings, applies_to, build_bottom_line
+        from extractors.evidence import DESIGN_NAMES
+
+        if not (self.config.findings and frame.intervention and applies_to(frame.task.value)):
+            return None
+        by_pmid = {a.citation.pmid: a for a in annotations}
+        read = []
+        for ans in answers[: self.config.bottom_line_top]:
+            ann = by_pmid[ans.pmid]
+            design = ann.evidence.design
+            pop = ann.population[0].text if ann.population else None
+            read.append(
+                AnswerFindings(
+                    ans.pmid,
+                    ans.findings,
+                    grade=ans.grade,
+                    design=DESIGN_NAMES.get(design, design) if design else None,
+                    sample_size=ann.evidence.sample_size,
+                    population=pop,
+                )
+            )
+        return build_bottom_line(
+            read,
+            ", ".join(frame.intervention),
+            ", ".join(frame.comparison),
+            frame.outcome or "",
+            top=self.config.bottom_line_top,
+        )
 
     def rank(
         self,
@@ -403,6 +478,7 @@ class Pipeline:
                 retrieval=None if retrieval is None else cands[i].retrieval,
                 ranking=r.parts[i],
                 ranker_description=r.description,
+                findings=cands[i].findings,
             )
             for rank, i in enumerate(r.order, start=1)
         ]
@@ -446,8 +522,21 @@ class Pipeline:
         t = time.perf_counter()
         scores = self.retrieval_scores(retrieval, [c.pmid for c in citations])
         answers = self.rank(frame, annotations, fc, scores, ranker)
+        t_bl = time.perf_counter()
+        bottom = self.bottom_line(frame, answers, annotations)
         timings.score = time.perf_counter() - t
-        return AskResult(frame, fc, retrieval, tuple(answers), missing, cached, timings, tuple(self.skipped))
+        timings.findings = self.last_findings_s + (time.perf_counter() - t_bl)
+        return AskResult(
+            frame,
+            fc,
+            retrieval,
+            tuple(answers),
+            missing,
+            cached,
+            timings,
+            tuple(self.skipped),
+            bottom_line=bottom,
+        )
 
     def retrieval_scores(self, retrieval: Retrieval, pmids: Sequence[str]) -> list[float] | None:
         """The source's score of each retrieved candidate, when the source gave scores with its
@@ -484,6 +573,7 @@ class Pipeline:
             retrieval_rank=1,
             match=c.match,
             lexical=c.lexical,
+            findings=c.findings,
         )
         plus = self.ranker_settings.plus_weights()
         return Explanation(frame, fc, ann, c.ebm, c.term, answer, c.match, plus)

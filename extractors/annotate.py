@@ -15,10 +15,12 @@ from ebm.concepts.annotate import Concept
 from ebm.concepts.annotate import annotate as annotate_concepts
 from ebm.text.document import Document
 from extractors.candidate import Candidate
-from extractors.evidence import Evidence, grade_evidence
+from extractors.design import design_record
+from extractors.evidence import Evidence, TextDesign, grade_evidence
 from extractors.intervention import extract_interventions
 from extractors.outcome import OutcomeCandidate, extract_outcomes
 from extractors.population import extract_population
+from extractors.sample_size import SampleSize, extract_sample_size
 
 if TYPE_CHECKING:
     from ebm.resources import Resources
@@ -36,6 +38,12 @@ class Annotation:
     evidence: Evidence
     # the primary problem, one of ``problems`` chosen by the learned ranker (with its evidence)
     primary: Candidate | None = None
+    # issue 13: {label, probability, probabilities, source} (publication types when they name a
+    # design, else the text's), the classifier's own output, the sample size, human or not
+    design: dict[str, Any] | None = None
+    design_from_text: dict[str, Any] | None = None
+    sample_size: SampleSize | None = None
+    human: bool | None = None
 
     @property
     def primary_problem(self) -> Candidate | None:
@@ -62,6 +70,10 @@ class Annotation:
             "interventions": [c.to_dict() for c in self.interventions],
             "outcomes": [o.to_dict() for o in self.outcomes],
             "evidence": self.evidence.to_dict(),
+            "design": self.design,
+            "design_from_text": self.design_from_text,
+            "sample_size": None if self.sample_size is None else self.sample_size.to_dict(),
+            "human": self.human,
         }
         if concepts:
             d["concepts"] = [c.to_dict() for c in self.concepts]
@@ -106,6 +118,12 @@ class Annotator:
             model=r.outcome_model,
             cues=r.outcome_cues,
         )
+        prediction = r.design_model.predict(citation.title, citation.abstract_text)
+        size = extract_sample_size(citation.abstract_text)
+        record = design_record(citation, prediction, size, r.design_model.classes)
+        evidence = grade_evidence(
+            citation, r.value("study_types"), voc, TextDesign(prediction, size), r.design_grades
+        )
         return Annotation(
             citation=citation,
             document=doc,
@@ -114,6 +132,10 @@ class Annotator:
             problems=problems,
             interventions=interventions,
             outcomes=outcomes,
-            evidence=grade_evidence(citation, r.value("study_types"), voc),
+            evidence=evidence,
             primary=primary,
+            design=record["design"],
+            design_from_text=record["design_from_text"],
+            sample_size=size,
+            human=record["human"],
         )

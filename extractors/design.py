@@ -414,18 +414,26 @@ def design_json(citation: Citation, model: DesignModel) -> dict[str, Any]:
     from extractors.sample_size import extract_sample_size
 
     text = model.predict(citation.title, citation.abstract_text)
+    size = extract_sample_size(citation.abstract_text)
+    return {"pmid": citation.pmid, **design_record(citation, text, size, model.classes)}
+
+
+def design_record(
+    citation: Citation, text: DesignPrediction, size: Any, classes: tuple[str, ...] = DESIGN_CLASSES
+) -> dict[str, Any]:
+    """``design``, ``design_from_text``, ``sample_size`` and ``human`` of ``design_json`` from a
+    prediction and a sample size (``SampleSize | None``) already made (the annotation's)."""
     from_text = {**text.to_dict(), "source": "text"}
     indexed = design_from_index(citation)
     if indexed is not None:
         design = {
             "label": indexed,
             "probability": 1.0,
-            "probabilities": {c: float(c == indexed) for c in model.classes},
+            "probabilities": {c: float(c == indexed) for c in classes},
             "source": "publication types",
         }
     else:
         design = from_text
-    size = extract_sample_size(citation.abstract_text)
     human = human_from_index(citation)
     if human is None:
         human = (
@@ -434,7 +442,6 @@ def design_json(citation: Citation, model: DesignModel) -> dict[str, Any]:
             else human_from(text, citation.title, citation.abstract_text)
         )
     return {
-        "pmid": citation.pmid,
         "design": design,
         "design_from_text": from_text,
         "sample_size": None if size is None else size.to_dict(),

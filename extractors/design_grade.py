@@ -48,7 +48,11 @@ class DesignGrades:
 
 def load_design_grades(path: Path, errors: list[InputError] | None = None) -> DesignGrades:
     """The design -> grade table; ``InputError`` naming file:line for a bad cell or a repeated design."""
-    table = load(path, DESIGN_GRADE_COLUMNS, errors)
+    return design_grades_from_table(load(path, DESIGN_GRADE_COLUMNS, errors), errors)
+
+
+def design_grades_from_table(table: Table, errors: list[InputError] | None = None) -> DesignGrades:
+    """The registry's builder (``rules/design_grades.tsv`` in a rules directory)."""
     rows: dict[str, DesignGrade] = {}
     for r in table:
         where = table.where(r)

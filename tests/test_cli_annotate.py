@@ -22,7 +22,9 @@ def test_text_report_of_a_stored_citation(capsys) -> None:
     assert "'fourteen patients' [Patients D010361]" in out
     assert "'depression' [Depressive Disorder D003866]" in out
     assert "'diclofensine'" in out and "'maprotiline' [Maprotiline D008376]" in out
-    assert "Strength of evidence: grade unknown" in out
+    # no publication types: the grade comes from the design predicted from the text (issue 13)
+    assert "Strength of evidence: grade A (clinical trial)" in out
+    assert "RCT (predicted, 0.36) · n = 14 · grade A" in out
     assert "most probable outcome sentences" in out
 
 
@@ -38,9 +40,14 @@ def test_json_of_a_stored_citation(capsys) -> None:
     assert main(["annotate", "7028532", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert set(d) == {
-        "pmid", "title", "population", "primary_problem", "problems", "interventions", "outcomes", "evidence"
+        "pmid", "title", "population", "primary_problem", "problems", "interventions", "outcomes", "evidence",
+        "design", "design_from_text", "sample_size", "human",
     }
     assert d["pmid"] == "7028532"
+    # issue 13: no publication types, so the design and the grade come from the text
+    assert d["design"]["source"] == "text" and d["design"] == d["design_from_text"]
+    assert d["sample_size"]["value"] == 14 and "fourteen" in d["sample_size"]["sentence"].lower()
+    assert d["evidence"]["predicted"] is True and d["evidence"]["grade"] == "A"
     assert d["population"][0]["text"] == "fourteen patients"
     assert d["problems"][0]["concepts"] == ["D003866"]
     assert d["primary_problem"]["concepts"] == ["D003866"]
@@ -52,7 +59,7 @@ def test_json_of_a_stored_citation(capsys) -> None:
 def test_pubmed_xml_file(shared: Path, capsys) -> None:
     path = shared / "medline" / "test_current_medline.xml.gz"
     assert main(["annotate", "--file", str(path), "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = [json.loads(line) for line in capsys.readouterr().out.splitlines()]  # JSON Lines
     assert [d["pmid"] for d in data] == ["36400559", "2930949", "11446611", "28786991"]
     assert data[2]["population"] == [] and [o["sentence"] for o in data[2]["outcomes"]] == [0]  # a title only
     assert data[0]["problems"][0]["names"] == ["Back Pain"]

@@ -161,6 +161,16 @@ def _outcome_cues(d: Path) -> None:  # "no significant differences" taken for an
     replace_line(d / "outcome_cues.tsv", old, "phrase\tno significant differences\t-0.9\t")
 
 
+def _design_grades(d: Path) -> None:  # a predicted RCT is graded B
+    p = d / "design_grades.tsv"
+    old = next(ln for ln in p.read_text().splitlines() if ln.startswith("randomized_controlled_trial\t"))
+    replace_line(p, old, old.replace("\tA\t0.4\t", "\tB\t0.4\t", 1))
+
+
+def _question_cues(d: Path) -> None:  # "quinine" becomes an ignored word of questions
+    append(d / "question_cues.tsv", "ignore\tquinine\t-\t1")
+
+
 def _check_task(a: Any, b: Any) -> None:
     assert b["answer"]["components"]["task"]["total"] > a["answer"]["components"]["task"]["total"]
 
@@ -247,6 +257,18 @@ def _check_outcome_cues(a: Any, b: Any) -> None:
     assert q[6] < p[6]  # "no significant differences" no longer counts as a result cue
 
 
+def _check_design_grades(a: Any, b: Any) -> None:
+    # PMID 1621668 has no publication types: its grade comes from the predicted design
+    assert a["design"]["source"] == "text" and a["design"]["label"] == "randomized_controlled_trial"
+    assert (a["evidence"]["grade"], b["evidence"]["grade"]) == ("A", "B")
+    assert b["evidence"]["predicted"] is True
+
+
+def _check_question_cues(a: Any, b: Any) -> None:
+    assert a["intervention"] == ["quinine"] and "intervention" not in b
+    assert a["problem"] == b["problem"] == "leg cramps"
+
+
 # table -> (command, edit, check)
 EDITS: dict[str, tuple[list[str], Edit, Check]] = {
     "task_indicators": (EXPLAIN, _task, _check_task),
@@ -265,6 +287,8 @@ EDITS: dict[str, tuple[list[str], Edit, Check]] = {
     "intervention_terms": (ANNOTATE, _terms, _check_terms),
     "problem_kinds": (ANNOTATE, _problem_kinds, _check_problem_kinds),
     "outcome_cues": (ANNOTATE, _outcome_cues, _check_outcome_cues),
+    "design_grades": (["annotate", "1621668", "--json"], _design_grades, _check_design_grades),
+    "question_cues": (["frame", "leg cramps quinine", "--json"], _question_cues, _check_question_cues),
 }
 # Read only when `ebm setup --umls` builds an index: tested through setup below.
 INDEX_ONLY = {"umls_semantic_groups"}

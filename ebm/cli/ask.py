@@ -112,6 +112,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.8, help="weight of the EBM score in combo (default 0.8)")
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or a TREC run")
     p.add_argument("--explain", action="store_true", help="json: add every rule and extractor decision")
+    p.add_argument(
+        "--bottom-line-top",
+        type=int,
+        default=10,
+        metavar="N",
+        help="answers the bottom line reads (therapy and prevention questions; default 10)",
+    )
     p.set_defaults(func=run_ask)
 
     e = subparsers.add_parser(
@@ -136,11 +143,11 @@ def _frames(args: argparse.Namespace):  # -> list[tuple[Frame, str]]
 
     given = args.frame if isinstance(args.frame, list) else ([args.frame] if args.frame else [])
     if getattr(args, "text", None) is not None:  # ebm ask "QUESTION" (issue 16)
-        from ebm.cli.frame import question_frame
+        from ebm.cli.frame import understood_frame
 
         if given:
             raise InputError("give either a QUESTION or --frame, not both")
-        frame = question_frame(args, sys.stderr)
+        frame, args.understood_as = understood_frame(args, sys.stderr)
         return [(frame, frame.id or "question")]
     slots = [args.task, args.problem, args.outcome, args.question]
     slots += [args.co_problem, args.population, args.intervention, args.comparison]
@@ -204,6 +211,8 @@ def run_ask(args: argparse.Namespace) -> int:
 
     if args.top is not None and args.top < 1:
         raise InputError(f"--top {args.top}: must be at least 1")
+    if args.bottom_line_top < 1:
+        raise InputError(f"--bottom-line-top {args.bottom_line_top}: must be at least 1")
     frames = _frames(args)
     config = _config(
         args,
@@ -212,11 +221,17 @@ def run_ask(args: argparse.Namespace) -> int:
         top=args.top or DEFAULT_TOP,
         ranker=args.ranker,
         alpha=args.alpha,
+        bottom_line_top=args.bottom_line_top,
     )
+    understood = getattr(args, "understood_as", None)  # set when the question came as words
     results = []
     with Pipeline(config) as pipeline:
         for frame, qid in frames:
             result = pipeline.ask(frame)
+            if understood is not None:
+                from dataclasses import replace
+
+                result = replace(result, understood_as=understood)
             results.append((qid, result))
             if args.format == "text":
                 if len(results) > 1:
@@ -287,6 +302,15 @@ def ranking_line(answer) -> str | None:  # Answer -> str
     return "EBM+ = " + (" ".join(parts) if parts else "0")
 
 
+def finding_text(f, frame) -> str:  # (Finding, Frame) -> str
+    """``temperature: lower with ibuprofen than acetaminophen (significant, 0.62): "..."``"""
+    from ebm.bottom_line import direction_text
+
+    what = direction_text(f.direction, f.outcome, ", ".join(frame.intervention), ", ".join(frame.comparison))
+    sig = "significant" if f.significant else "not significant"
+    return f"{what} ({sig}; confidence {f.confidence:.2f}): {f.sentence}"
+
+
 def print_text(result, top: int, out: TextIO) -> None:  # AskResult
     width = _width()
     frame = result.frame
@@ -303,6 +327,10 @@ def print_text(result, top: int, out: TextIO) -> None:  # AskResult
     if not n:
         print("\nNo citations found.", file=out)
         return
+    if result.bottom_line is not None:  # above the list (issue 14)
+        print(file=out)
+        for text in result.bottom_line.render_text().splitlines():
+            print(_wrap(text, "  " if text.startswith(" ") else "", width), file=out)
     cfg = result.answers[0]
     print(f"\n{min(top, n)} of {n} candidates, ranked by {cfg.ranker}:", file=out)
     print(_wrap(cfg.ranker_description, "  ", width), file=out)
@@ -324,14 +352,19 @@ def print_text(result, top: int, out: TextIO) -> None:  # AskResult
             if text:
                 print(_wrap(text, "   ", width), file=out)
         facts = [
-            f"grade {a.grade}" if a.grade else "grade unknown",
+            a.evidence_line or (f"grade {a.grade}" if a.grade else "grade unknown"),
             a.study_class or "study type unknown",
             str(a.year) if a.year else "year unknown",
             a.journal or "journal unknown",
             f"PMID {a.pmid}",
         ]
-        print("   " + " · ".join(facts), file=out)
+        print(_wrap(" · ".join(facts), "   ", width), file=out)
         print(_wrap(a.title or "(no title)", "   ", width), file=out)
+        for f in a.findings:  # what it found for the question first, then the outcome sentences
+            print(
+                _wrap(f"* {finding_text(f, result.frame)}", "     ", width).replace("     *", "   *", 1),
+                file=out,
+            )
         for o in a.outcomes:
             print(
                 _wrap(f"- {o.text} [{o.probability:.2f}]", "     ", width).replace("     -", "   -", 1),
@@ -375,7 +408,7 @@ def print_explanation(x, out: TextIO) -> None:  # Explanation
 
     line(f"PMID {cit.pmid}: {cit.title or '(no title)'}")
     facts = [ans.journal or "journal unknown", str(ans.year) if ans.year else "year unknown"]
-    facts.append(f"grade {ans.grade}" if ans.grade else "grade unknown")
+    facts.append(ans.evidence_line or (f"grade {ans.grade}" if ans.grade else "grade unknown"))
     facts.append(ans.study_class or "study type unknown")
     line(" · ".join(facts), "  ")
     print(f"\nFrame ({x.frame.task.value}):", file=out)
@@ -406,6 +439,11 @@ def print_explanation(x, out: TextIO) -> None:  # Explanation
         line(f"interventions (best first): {items}", "  ")
     else:
         line("no intervention found", "  ")
+    if x.frame.intervention:
+        if not ans.findings:
+            line("findings for the question: none (no sentence reports the frame's comparison)", "  ")
+        for f in ans.findings:  # issue 14: what it found for the frame, before the outcome sentences
+            line(f"finding (chars {f.start}-{f.end}): {finding_text(f, x.frame)}", "  ")
     for o in ans.outcomes:
         line(f"outcome sentence {o.sentence} [{o.probability:.3f}]: {o.text}", "  ")
     e = x.ebm

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ebm.frame import Frame
     from ebm.question import ParsedQuestion
 
-MODEL = Path(__file__).resolve().parent.parent / "data" / "models" / "question_roles.json.gz"
+MODEL = Path(__file__).resolve().parent.parent / "data" / "models" / "question_roles.json.gz"  # shipped
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,16 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def parse_text(text: str, rules: str | None = None) -> ParsedQuestion:
     """The CLI's resources (matcher, vocabulary, cue table, role model) and the parse."""
-    from ebm.question import load_question_cues, load_role_model, parse_question
-    from ebm.resources import Resources
+    from ebm.ask import default_resources
+    from ebm.question import parse_question
 
     if not text.strip():
         raise InputError("the question is empty")
-    res = Resources.load(rules)
-    # the table as the resources validated it once it is registered (ebm.rules.registry)
-    has = res.has("question_cues")
-    cues = res.value("question_cues") if has else load_question_cues(res.rules_dir / "question_cues.tsv")
-    return parse_question(text, res.matcher, res.vocabulary, cues, load_role_model(MODEL))
+    res = default_resources(Path(rules) if rules else None)  # the ones ebm ask then uses
+    return parse_question(text, res.matcher, res.vocabulary, res.question_cues, res.role_model)
 
 
 def dumps(parsed: ParsedQuestion, as_json: bool) -> str:
@@ -110,6 +107,11 @@ def question_frame(args: argparse.Namespace, out: TextIO) -> Frame:
     """For ``ebm ask "QUESTION"``: the parsed frame with each slot given as a flag
     (``--task``, ``--problem``, ...) put in its place; "Understood as: ..." and the task reason
     are printed to ``out``."""
+    return understood_frame(args, out)[0]
+
+
+def understood_frame(args: argparse.Namespace, out: TextIO) -> tuple[Frame, str]:
+    """``question_frame`` and its "Understood as: ..." line (``ebm ask``'s JSON carries it)."""
     from ebm.frame import frame_from_dict
     from ebm.question import understood_as
 
@@ -126,8 +128,9 @@ def question_frame(args: argparse.Namespace, out: TextIO) -> Frame:
     )
     from dataclasses import replace
 
-    print(understood_as(replace(parsed, frame=frame)), file=out)
+    line = understood_as(replace(parsed, frame=frame))
+    print(line, file=out)
     print(f"  task {parsed.task_reason}", file=out)
     if changed:
         print(f"  from the options: {', '.join(changed)}", file=out)
-    return frame
+    return frame, line

@@ -31,7 +31,8 @@ EXTRACTORS = "extractors"  # population, problems, interventions, outcomes, evid
 SCORER = "scorer"  # S_EBM, S_term, topical match
 QUERY = "query"  # query formulation
 INDEX = "index"  # the concept index ``ebm setup`` builds
-CONSUMERS = (MATCHER, NEGATION, EXTRACTORS, SCORER, QUERY, INDEX)
+QUESTION = "question"  # a question in plain words -> a frame (ebm frame, ebm ask QUESTION)
+CONSUMERS = (MATCHER, NEGATION, EXTRACTORS, SCORER, QUERY, INDEX, QUESTION)
 # What an annotation depends on (the annotation cache's key).
 ANNOTATION = (MATCHER, NEGATION, EXTRACTORS)
 

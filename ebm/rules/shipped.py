@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ebm import question
 from ebm.concepts import groups, index, matcher
 from ebm.rules import tables
 from ebm.rules.check import (
@@ -20,10 +21,10 @@ from ebm.rules.check import (
     check_task_indicators,
     problem_from_error,
 )
-from ebm.rules.registry import EXTRACTORS, INDEX, MATCHER, NEGATION, QUERY, SCORER, TableSpec
+from ebm.rules.registry import EXTRACTORS, INDEX, MATCHER, NEGATION, QUERY, QUESTION, SCORER, TableSpec
 from ebm.rules.table import Table
 from ebm.text import negation
-from extractors import cues, intervention, outcome_cues, population, problem, tree_weights
+from extractors import cues, design_grade, intervention, outcome_cues, population, problem, tree_weights
 
 WEIGHT = (-100.0, 100.0)  # S_task, S_study, S_journal: far beyond any sensible weight
 
@@ -34,6 +35,10 @@ def _located(messages: list[str], table: Table) -> list[Problem]:
 
 def _tree_weights(t: Table, _v: Any, ctx: CheckContext) -> list[Problem]:
     return _located(tree_weights.tree_weight_problems(t, ctx.vocabulary), t)
+
+
+def _design_grades(t: Table, v: Any, _ctx: CheckContext) -> list[Problem]:
+    return _located(design_grade.validate(v), t)
 
 
 def _negation(t: Table, _v: Any, ctx: CheckContext) -> list[Problem]:
@@ -215,5 +220,27 @@ SPECS: tuple[TableSpec, ...] = (
         (EXTRACTORS,),
         "cue phrases and patterns of outcome sentences (and of aims, which are not)",
         "add a phrase or regex with a weight in [-1, 1] (retrain the model for large changes)",
+    ),
+    TableSpec(
+        "design_grades",
+        "design_grades.tsv",
+        design_grade.DESIGN_GRADE_COLUMNS,
+        design_grade.design_grades_from_table,
+        (EXTRACTORS, SCORER),
+        "study class, S_study and grade (A/B/C) of a study design predicted from the text, when "
+        "no publication type names one",
+        "change a design's class, S_study, grade, minimum probability or the sample size for "
+        "higher confidence",
+        _design_grades,
+        ranges={"s_study": WEIGHT},
+    ),
+    TableSpec(
+        "question_cues",
+        "question_cues.tsv",
+        question.QUESTION_CUE_COLUMNS,
+        question.question_cues_from_table,
+        (QUESTION,),
+        "task phrases, role phrases ('versus' -> comparison) and ignored words of a question in plain words",
+        "add a task phrase with a weight, a role phrase before or after a chunk, an ignored word",
     ),
 )

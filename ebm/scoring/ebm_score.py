@@ -119,7 +119,7 @@ def score_citation(
     return EbmScore(
         pmid=cit.pmid,
         pico=score_pico(fc, ann, words),
-        soe=score_soe(cit, rules, config.year, ann.evidence.study),
+        soe=score_soe(cit, rules, config.year, ann.evidence),
         task=score_task(cit, fc.frame.task.value, rules, vocabulary),
         weights=config.weights,
     )

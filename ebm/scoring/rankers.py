@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from ebm.errors import DataError, InputError
 from ebm.scoring.combine import ALPHA, minmax
@@ -54,6 +55,10 @@ class CandidateScores:
     lexical: LexicalScore
     retrieval: float  # the source's score, or derived from the retrieval rank (higher is better)
     retrieval_rank: int  # 1-based position in the retrieved list
+    # issue 14: the findings for the frame's I vs C on O (``ebm.answer.frame_findings``) and the
+    # question-aware S_outcome (best finding's confidence; None: the frame has no intervention)
+    findings: tuple[Any, ...] = ()
+    s_outcome_question: float | None = None
 
 
 # A question's candidates as columns: column name -> one value per candidate (retrieval order).
@@ -75,6 +80,12 @@ def candidate_columns(cands: Sequence[CandidateScores]) -> dict[str, list[float]
     }
     for part in MATCH_PARTS:
         cols[f"match.{part}"] = [float(c.match.value(part)) for c in cands]
+    # question-aware S_outcome where the frame has an intervention, else the question-blind
+    # outcome part (as ebm.scoring.question_evidence.evidence_columns' "findings")
+    cols["findings"] = [
+        c.s_outcome_question if c.s_outcome_question is not None else float(c.match.value("outcome"))
+        for c in cands
+    ]
     return cols
 
 

@@ -5,6 +5,10 @@ S_SoE = S_journal + S_study + S_date, where S_journal is the core-journal score
 first matching row of ``rules/study_types.tsv`` (clinical trials 0.5, observational studies
 0.3, non-clinical -1.5, 0 otherwise) and S_date = (year of publication - current year) / 100.
 
+The study part and the grade are the annotation's one evidence grade (``extractors.evidence``):
+publication types through the study-type table, else the design predicted from the text through
+``rules/design_grades.tsv`` (issue 13), so ``ebm annotate`` and ``ebm ask`` show the same grade.
+
 Unknown is not bad: a citation without a journal, publication types or year (many records of
 the bundled corpus are text only) gets 0 for that part, with a note saying so.
 """
@@ -18,6 +22,7 @@ from typing import Any
 from ebm.citation import Citation
 from ebm.rules import RuleSet, StudyEvidence
 from ebm.scoring.contribution import Contribution
+from extractors.evidence import Evidence
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,8 @@ class SoeScore:
     grade: str | None  # evidence grade (A, B, C) from the study-type table, None: unknown
     study_class: str | None
     contributions: tuple[Contribution, ...]
+    source: str | None = None  # where the grade comes from: "publication types", "text", None
+    probability: float | None = None  # the predicted design's probability (source "text")
 
     @property
     def total(self) -> float:
@@ -53,10 +60,15 @@ def journal_name(citation: Citation) -> str | None:
     return j.medline_ta or j.iso_abbreviation or j.title
 
 
-def score_soe(citation: Citation, rules: RuleSet, year_now: int, study: StudyEvidence | None) -> SoeScore:
-    """S_SoE of a citation; ``study``: what the study-type table says about it, as its
-    annotation computed it (``Annotation.evidence.study``; None: no publication types or MeSH),
-    so the grade shown is the annotation's."""
+def score_soe(
+    citation: Citation, rules: RuleSet, year_now: int, study: Evidence | StudyEvidence | None
+) -> SoeScore:
+    """S_SoE of a citation; ``study``: its annotation's evidence (``Annotation.evidence``: the
+    grade from publication types, or from the predicted design), or just what the study-type
+    table says (``Evidence.study``; None: no publication types or MeSH), so the grade shown is
+    the annotation's."""
+    evidence = study if isinstance(study, Evidence) else None
+    found: StudyEvidence | None = evidence.study if evidence is not None else study  # type: ignore[assignment]
     out: list[Contribution] = []
     # journal
     row = rules.journals.match(citation.journal)
@@ -69,8 +81,11 @@ def score_soe(citation: Citation, rules: RuleSet, year_now: int, study: StudyEvi
         why = f"{name!r} is not in the journal table" if name else "journal unknown"
         out.append(Contribution("journal", 0.0, why, str(rules.journals.table.path)))
     # study type
-    found = study
-    if found is None:
+    if evidence is not None and evidence.study is None and evidence.source is not None:
+        s_study = evidence.s_study
+        why = "; ".join(evidence.reasons)
+        out.append(Contribution("study", s_study, f"{why} (S_study {s_study:g})", evidence.where))
+    elif found is None:
         s_study = 0.0
         out.append(
             Contribution("study", 0.0, "no publication types or MeSH headings: study type unknown", None)
@@ -111,11 +126,19 @@ def score_soe(citation: Citation, rules: RuleSet, year_now: int, study: StudyEvi
     klass = None
     if found is not None:
         klass = found.study_class or (found.grade_row.study_class if found.grade_row else None)
+    grade = found.grade if found is not None else None
+    if evidence is not None:  # the annotation's one grade (a 'Review' graded by its design row)
+        grade, klass = evidence.grade, evidence.study_class
+        if found is not None and evidence.where is not None:
+            why = evidence.reasons[-1]
+            out.append(Contribution("grade", 0.0, why, evidence.where))
     return SoeScore(
         journal=s_journal,
         study=s_study,
         date=s_date,
-        grade=found.grade if found is not None else None,
+        grade=grade,
         study_class=klass,
         contributions=tuple(out),
+        source=evidence.source if evidence is not None else None,
+        probability=evidence.probability if evidence is not None else None,
     )
