@@ -83,10 +83,14 @@ class AskConfig:
     cache: bool = True  # keep annotations on disk
     cache_path: Path | None = None  # default: annotations.sqlite in the data directory
     deadline_s: float | None = 60.0  # a whole question (searches, fetches); None: no deadline
+    # bm25: the query ladder; pico: the store's index of stored annotations (ebm.pico_retrieval)
+    retrieval: str = "bm25"
     findings: bool = True  # extract each candidate's findings for the frame (issue 14)
     bottom_line_top: int = 10  # answers the bottom line reads (therapy and prevention)
 
     def __post_init__(self) -> None:
+        if self.retrieval not in ("bm25", "pico"):
+            raise InputError(f"unknown retrieval {self.retrieval!r} (choose from bm25, pico)")
         if self.source not in SOURCES:
             raise InputError(f"unknown source {self.source!r} (choose from {', '.join(SOURCES)})")
         object.__setattr__(self, "ranker", canonical(self.ranker))
@@ -496,14 +500,19 @@ class Pipeline:
         timings = Timings()
         t = time.perf_counter()
         fc = self.concepts(frame)
-        retrieval = retrieve(
-            frame,
-            self.source,
-            min_hits=self.config.hits_wanted,
-            limit=self.config.candidates,
-            rules=self.rules,
-            vocabulary=self.vocabulary,
-        )
+        if self.config.retrieval == "pico":  # issue 17: match stored PICO elements directly
+            from ebm.pico_retrieval import pico_retrieve
+
+            retrieval = pico_retrieve(fc, self.source, self.config.hits_wanted, self.config.candidates)
+        else:
+            retrieval = retrieve(
+                frame,
+                self.source,
+                min_hits=self.config.hits_wanted,
+                limit=self.config.candidates,
+                rules=self.rules,
+                vocabulary=self.vocabulary,
+            )
         timings.retrieve = time.perf_counter() - t
         t = time.perf_counter()
         pmids = list(retrieval.result.pmids)

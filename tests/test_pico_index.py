@@ -121,3 +121,27 @@ def test_cli_search_with_a_pico_field(indexed, resources) -> None:
     expected = {p for p, (a, d) in truth.items() if d == rct and a.evidence.grade == "A"}
     assert doc["count"] == len(expected) and {r["pmid"] for r in doc["results"]} == expected
     assert doc["translation"] == "randomized_controlled_trial[design] AND A[grade]"
+
+
+def test_ask_retrieves_by_stored_pico_elements(indexed, resources) -> None:
+    from ebm.ask import AskConfig, Pipeline
+    from ebm.frame import frame_from_args
+    from ebm.store.sqlite import MedlineStore
+
+    path, truth = indexed
+    voc = resources.vocabulary
+    hypertensive = _with(truth, "problem", voc.explode(voc.by_name("Hypertension").ui))
+    frame = frame_from_args("therapy", problem="hypertension", intervention=["labetalol"])
+    config = AskConfig(db=path, cache=False, deadline_s=None, retrieval="pico", candidates=20)
+    with MedlineStore(path, vocabulary=resources.vocabulary) as store:
+        with Pipeline(config, source=store, resources=resources) as pipeline:
+            result = pipeline.ask(frame)
+            assert pipeline._annotator is None  # candidates come with their stored annotations
+    got = {a.pmid for a in result.answers}
+    assert got and got <= hypertensive and result.cached == len(got)
+    assert "D006973[problem]" in result.retrieval.query  # Hypertension's UI, exploded
+    # the strictest query (with the intervention) is tried first and relaxed when it finds too few
+    first = result.retrieval.attempts[0]
+    assert "[intervention]" in first.query
+    labetalol = _with(truth, "intervention", voc.explode(voc.by_name("Labetalol").ui))
+    assert first.count == len(hypertensive & labetalol)

@@ -55,6 +55,11 @@ def _config_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", type=Path, help="the local store (default: the one in the data directory)")
     p.add_argument("--rules", type=Path, metavar="DIR", help="an edited copy of rules/ (ebm rules copy DIR)")
     p.add_argument(
+        "--retrieval", choices=["bm25", "pico"], default="bm25",
+        help="bm25: the relaxed query (default); pico: match the frame's concepts against the "
+        "stored annotations (ebm corpus annotate) with [problem] [intervention] [population]",
+    )  # fmt: skip
+    p.add_argument(
         "--weights",
         default="equal",
         metavar="L1,L2",
@@ -199,6 +204,7 @@ def _config(args: argparse.Namespace, **extra):  # -> AskConfig
         year=args.year,
         cache=not args.no_cache,
         deadline_s=args.deadline,
+        retrieval=getattr(args, "retrieval", "bm25"),
         **extra,
     )
 
