@@ -124,24 +124,45 @@ def _enc(x: Any) -> Any:
     raise TypeError(f"cannot store a {type(x).__name__} in an annotation")
 
 
-def _dec(x: Any) -> Any:
-    if isinstance(x, list):
-        return [_dec(v) for v in x]
-    if not isinstance(x, dict):
-        return x
-    if "@" in x:
-        t = _class(x["@"])
-        values = [_dec(v) for v in x["v"]]
+_BUILDERS: dict[str, Any] = {}
+
+
+def _builder(name: str) -> Any:
+    """A callable taking a stored record's values in order (positional: decoding is the warm
+    ``ebm ask``'s cost, so field names are looked up once per class)."""
+    found = _BUILDERS.get(name)
+    if found is None:
+        t = _class(name)
         if dataclasses.is_dataclass(t):
             names = [f.name for f in dataclasses.fields(t) if f.compare]
-            return t(**dict(zip(names, values, strict=True)))
-        return t(*values)
+            init = [f.name for f in dataclasses.fields(t) if f.init]
+            if init[: len(names)] == names:
+                found = t
+            else:  # compared fields are not the first ones of __init__: by name
+
+                def found(*values: Any, _t: Any = t, _names: list[str] = names) -> Any:
+                    return _t(**dict(zip(_names, values, strict=True)))
+
+        else:
+            found = t
+        _BUILDERS[name] = found
+    return found
+
+
+def _dec(x: Any) -> Any:
+    tx = type(x)
+    if tx is list:
+        return [_dec(v) for v in x]
+    if tx is not dict:
+        return x
+    if "@" in x:
+        return _builder(x["@"])(*[_dec(v) for v in x["v"]])
     if "t" in x:
-        return tuple(_dec(v) for v in x["t"])
+        return tuple([_dec(v) for v in x["t"]])
     if "d" in x:
         return {_dec(k): _dec(v) for k, v in x["d"]}
     if "s" in x:
-        items = (_dec(v) for v in x["s"])
+        items = [_dec(v) for v in x["s"]]
         return frozenset(items) if x["f"] else set(items)
     raise DataError(f"stored annotation has an unknown record {sorted(x)}")
 
