@@ -38,6 +38,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SCREENSHOT = ROOT / "docs" / "screenshot-results.png"
+SCREENSHOT_BOTTOM_LINE = ROOT / "docs" / "screenshot-bottom-line.png"
+SCREENSHOT_QUESTION = ROOT / "docs" / "screenshot-question.png"
 
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).is_file(), reason=f"chromium not installed at {CHROMIUM} (apt-get install -y chromium)"
@@ -120,7 +122,7 @@ def test_fever_question_ranked_cards_and_explanation(server: str, page) -> None:
     page.goto(server)
     assert page.title().startswith("Ask a clinical question")
     _fill(page, frame)
-    page.click("button[type=submit]")
+    page.click("form.pico button[type=submit]")
     # The progress page refreshes itself until the answers are there.
     page.wait_for_selector("ol.answers li.card")
     assert "/results/" in page.url
@@ -136,7 +138,11 @@ def test_fever_question_ranked_cards_and_explanation(server: str, page) -> None:
         link = card.locator("a.pmid")
         assert link.get_attribute("href") == f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
         assert link.inner_text() == f"PMID {pmid}"
-        assert re.fullmatch(r"Grade (A|B|C|unknown)", card.locator(".badge.grade").inner_text())
+        # the evidence badge: design (predicted or from the publication types) · n · grade
+        badge = card.locator(".meta .badge").inner_text()
+        assert re.fullmatch(
+            r".+ \((predicted, [01]\.\d\d|publication types)\)( · n = [\d,]+)?( · grade \w+)?", badge
+        ), badge
         assert card.locator("h2.title").inner_text().strip()
         score = card.locator("dl.score")
         for label in ("Score", "PICO", "Strength of evidence", "Task"):
@@ -145,7 +151,6 @@ def test_fever_question_ranked_cards_and_explanation(server: str, page) -> None:
     query = page.locator("code.query-text").inner_text()
     assert "acetaminophen" in query.casefold() or "fever" in query.casefold()
     assert re.search(r"\d+ hits?;", page.locator("section.query p.hits").first.inner_text())
-    page.screenshot(path=str(_screenshot_path()))
     # "Why ranked here" opens and shows every decision behind the score.
     why = cards.first.locator("details.why")
     assert why.get_attribute("open") is None
@@ -158,17 +163,70 @@ def test_fever_question_ranked_cards_and_explanation(server: str, page) -> None:
     assert body.locator("ul.contributions li").count() >= 3
 
 
-def _screenshot_path() -> Path:
+def _screenshot_path(path: Path = SCREENSHOT) -> Path:
     if os.environ.get("EBM_UPDATE_SCREENSHOT") == "1":
-        return SCREENSHOT
-    return Path(os.environ["EBM_HOME"]) / "screenshot-results.png"
+        return path
+    return Path(os.environ["EBM_HOME"]) / path.name
+
+
+def test_question_in_words_bottom_line_and_findings(server: str, page) -> None:
+    """The box fills the fields; the fever question's bottom line box links its PMIDs to their
+    cards; the cards show their findings with the sentence highlighted in the abstract."""
+    page.goto(server)
+    # words no slot takes are shown, not dropped
+    page.fill("#question-text", "aspirin stroke prevention women over 65 bleeding risk")
+    page.click("form.words button[value=fill]")
+    assert page.locator("section.reading .unplaced mark").inner_text() == "risk"
+    assert page.input_value("#problem") == "stroke"
+    page.screenshot(path=str(_screenshot_path(SCREENSHOT_QUESTION)))
+    page.fill("#question-text", "Is ibuprofen better than acetaminophen for fever in children?")
+    page.click("form.words button[value=fill]")
+    page.wait_for_selector("section.reading")
+    assert (
+        "Understood as: therapy · problem Fever" in page.locator("section.reading .understood").inner_text()
+    )
+    assert page.input_value("#intervention") == "ibuprofen"
+    assert page.input_value("#comparison") == "acetaminophen"
+    # the paper's frame, for the paper's answer (a fresh form: the words above are not its question)
+    frame = load_frame(ROOT / "questions" / "fever_acetaminophen_ibuprofen.yaml")
+    page.goto(server)
+    _fill(page, frame)
+    page.click("form.pico button[type=submit]")
+    page.wait_for_selector("ol.answers li.card")
+    box = page.locator("section.bottom-line")
+    assert box.count() == 1
+    links = box.locator("a.cite")
+    assert links.count() >= 1
+    for i in range(links.count()):
+        href = links.nth(i).get_attribute("href") or ""
+        pmid = links.nth(i).text_content() or ""  # also the links inside a closed <details>
+        assert href in (f"#pmid-{pmid}", f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/")
+        if href.startswith("#"):
+            assert page.locator(f"li.card#pmid-{pmid}").count() == 1
+    card = page.locator("li.card[data-pmid='1621668']")
+    assert card.locator("section.findings li.finding").count() >= 1
+    mark = card.locator("details.abstract mark.evidence").first
+    assert mark.is_visible()
+    page.screenshot(path=str(_screenshot_path()))
+    # the box with the first card's head and findings below it
+    page.evaluate("window.scrollTo(0, 0)")
+    top = box.bounding_box()
+    findings = page.locator("ol.answers li.card").first.locator("section.findings").bounding_box()
+    assert top and findings
+    clip = {
+        "x": top["x"] - 8,
+        "y": top["y"] - 8,
+        "width": top["width"] + 16,
+        "height": findings["y"] + findings["height"] - top["y"] + 16,
+    }
+    page.screenshot(path=str(_screenshot_path(SCREENSHOT_BOTTOM_LINE)), clip=clip)
 
 
 def test_empty_problem_shows_message_next_to_field(server: str, page) -> None:
     page.goto(server)
     page.select_option("#task", "therapy")
     page.fill("#intervention", "acetaminophen")
-    page.click("button[type=submit]")
+    page.click("form.pico button[type=submit]")
     message = page.locator("#problem-error")
     message.wait_for()
     assert "primary problem" in message.inner_text()
@@ -188,7 +246,7 @@ def test_abstract_markup_is_shown_as_text(server: str, page) -> None:
     page.fill("#problem", "unstable angina")
     page.fill("#intervention", "diltiazem")
     page.select_option("#top", "50")
-    page.click("button[type=submit]")
+    page.click("form.pico button[type=submit]")
     page.wait_for_selector("ol.answers li.card")
     card = page.locator("li.card[data-pmid='15929820']")
     assert card.count() == 1

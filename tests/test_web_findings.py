@@ -20,6 +20,7 @@ from ebm.frame import load_frame
 from ebm.paths import package_data
 from ebm.web.app import create_app
 from ebm.web.evidence import Highlight, card_evidence, highlight, numbers_text
+from ebm.web.forms import TRIALS_AND_REVIEWS
 from extractors.findings import MODEL_FILE, extract_findings, load_findings_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,6 +161,114 @@ def _fever_form(**extra: str) -> dict[str, str]:
 
 
 def _card(page: str, pmid: str) -> str:
-    m = re.search(rf'<li class="card" id="pmid-{pmid}".*?</li>\s*(?=<li class="card"|</ol>)', page, re.S)
-    assert m, f"no card for PMID {pmid}"
-    return m.group(0)
+    """The HTML of one card: from its start to the next card (or the end of the page)."""
+    start = page.find(f'<li class="card" id="pmid-{pmid}"')
+    assert start >= 0, f"no card for PMID {pmid}"
+    end = page.find('<li class="card"', start + 1)
+    return page[start : end if end > 0 else page.index("</main>")]
+
+
+def _ask(client: FlaskClient, form: dict[str, str]) -> tuple[str, dict]:
+    """The results page of the form's question and the same job's JSON document."""
+    r = client.post("/ask", data=form)
+    assert r.status_code == 303, r.get_data(as_text=True)[:500]
+    location = r.headers["Location"]
+    deadline = time.monotonic() + 240
+    while True:
+        text = client.get(location).get_data(as_text=True)
+        if 'http-equiv="refresh"' not in text:
+            break
+        assert time.monotonic() < deadline, "no answer in time"
+        time.sleep(0.2)
+    doc = client.get(location.replace("/results/", "/api/jobs/")).get_json()
+    return text, doc
+
+
+def test_fever_bottom_line_box_links_its_pmids_to_their_cards(client: FlaskClient) -> None:
+    page, doc = _ask(client, _fever_form())
+    bl = doc["bottom_line"]
+    assert bl is not None and bl["outcomes"], "the fever question has a bottom line on its outcome"
+    start = page.index('<section class="bottom-line"')
+    assert start < page.index('<ol class="answers">')  # above the list
+    box = page[start : page.index("</section>", start)]
+    cited: set[str] = set()
+    for summary in bl["outcomes"]:
+        for st in [summary["concurrence"], *summary["contradictions"]]:
+            words = st["text"].rsplit(" [PMID ", 1)[0]
+            assert html.escape(words, quote=False) in box
+            cited.update(st["pmids"])
+    assert FEVER_ANSWER in cited
+    shown = set(re.findall(r'<li class="card" id="pmid-(\d+)"', page))
+    links = re.findall(r'<a class="cite" href="([^"]+)">(\d+)</a>', box)
+    assert {pmid for _, pmid in links} >= cited
+    for href, pmid in links:
+        assert href == (f"#pmid-{pmid}" if pmid in shown else f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/")
+    assert f'<a class="cite" href="#pmid-{FEVER_ANSWER}">{FEVER_ANSWER}</a>' in box
+    assert FEVER_ANSWER in shown
+
+
+def test_fever_cards_show_badge_findings_and_highlight(client: FlaskClient) -> None:
+    page, doc = _ask(client, _fever_form())
+    records = {x["pmid"]: x for x in doc["results"]}
+    shown = re.findall(r'<li class="card" id="pmid-(\d+)"', page)
+    assert shown == [x["pmid"] for x in doc["results"]]
+    for pmid in shown:
+        card, x = _card(page, pmid), records[pmid]
+        assert x["evidence_line"], pmid
+        assert f">{html.escape(x['evidence_line'])}</span>" in card
+        items = re.findall(r'<li class="finding (\w+)">', card)
+        assert items == [f["direction"] for f in x["findings"]]
+        if x["findings"]:  # findings come before the outcome sentences
+            assert card.index('<section class="findings"') < card.index('class="outcomes"')
+    card = _card(page, FEVER_ANSWER)
+    best = records[FEVER_ANSWER]["findings"][0]
+    assert best["direction"] in ("higher", "lower", "no_difference")
+    m = re.search(
+        rf'<mark class="evidence {best["direction"]}" id="pmid-{FEVER_ANSWER}-f1"[^>]*>(.*?)<sup', card, re.S
+    )
+    assert m, "the best finding's sentence is highlighted in the abstract"
+    assert html.unescape(m.group(1)) == best["sentence"]
+    assert f'href="#pmid-{FEVER_ANSWER}-f1"' in card
+
+
+def test_randomized_only_filter(client: FlaskClient) -> None:
+    page, doc = _ask(client, _fever_form(top="5", randomized_only="on"))
+    # every candidate of the same frame, unfiltered, with its design
+    everything = client.post("/api/ask", json={"frame": doc["frame"], "top": 50}).get_json()
+    expected = [x["pmid"] for x in everything["results"] if x["design"]["label"] in TRIALS_AND_REVIEWS]
+    others = [x for x in everything["results"] if x["design"]["label"] not in TRIALS_AND_REVIEWS]
+    assert others, "the fever candidates include other designs, so the filter has work to do"
+    assert [x["pmid"] for x in doc["results"]] == expected[:5]
+    assert [x["rank"] for x in doc["results"]] == [
+        x["rank"] for x in everything["results"] if x["pmid"] in expected[:5]
+    ]
+    f = doc["design_filter"]
+    assert (f["candidates"], f["kept"], f["filtered_out"]) == (
+        everything["candidates"],
+        len(expected),
+        len(others),
+    )
+    assert re.findall(r'<li class="card" id="pmid-(\d+)"', page) == expected[:5]
+    assert f"<strong>{len(others)} filtered out</strong> by study design" in page
+    # the form shows the box ticked when asked again
+    again = re.search(r'href="(/\?[^"]*randomized_only=on[^"]*)">Change the question', page)
+    assert again
+    form = client.get(html.unescape(again.group(1))).get_data(as_text=True)
+    assert re.search(r'name="randomized_only" value="on" checked', form)
+    # the API takes the option too
+    api = client.post("/api/ask", json={"frame": doc["frame"], "top": 5, "randomized_only": True}).get_json()
+    assert [x["pmid"] for x in api["results"]] == expected[:5]
+
+
+def test_markup_in_a_title_is_text_on_the_page(client: FlaskClient) -> None:
+    """PMID 20201949's title has "patients <65 years"."""
+    form = {
+        "task": "therapy",
+        "problem": "non-Hodgkin lymphoma",
+        "intervention": "CHOP; autograft",
+        "top": "50",
+    }
+    page, _ = _ask(client, form)
+    card = _card(page, "20201949")
+    title = re.search(r'<h2 class="title">(.*?)</h2>', card, re.S)
+    assert title and "&lt;65" in title.group(1) and "<65" not in title.group(1)
