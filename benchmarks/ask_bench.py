@@ -7,7 +7,11 @@ For each frame (default: every questions/*.yaml), with N candidates (default 50)
   reference: what any answer costs before a single citation is read;
 - cold: ``Pipeline.ask`` with an empty annotation cache (fetch, annotate every candidate,
   score, rerank);
-- warm: ``Pipeline.ask`` again, annotations read from the on-disk cache.
+- warm: ``Pipeline.ask`` again, annotations read from the on-disk cache;
+- warm, no findings: the same with ``AskConfig(findings=False)`` (issue 14: no findings, no
+  question-aware S_outcome, no bottom line), runs interleaved with the warm ones so both see the
+  same machine load; "findings +" is the difference of the medians, and "(in ask)" the median
+  of the time ask itself reports for the findings and the bottom line (``Timings.findings``).
 
 Times are medians of ``--repeat`` runs (cold: one run per question, a fresh cache each time
 is the point). Resources (rule tables, concept matcher, text pipeline, outcome model) are
@@ -28,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from bench_timing import call_times
@@ -57,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ebm-ask-bench-") as tmp:
         probe = Pipeline(AskConfig(cache=False))
         probe.source, probe.matcher, probe.annotator  # noqa: B018 -- load everything once
+        probe.resources.findings_model, probe.resources.outcome_words  # noqa: B018
         startup = time.perf_counter() - t
         print(
             f"start-up (rules, MeSH, store, concept matcher, text pipeline, outcome model): {startup:.2f} s"
@@ -64,44 +70,66 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.candidates} candidates per question; medians of {args.repeat} runs (cold: 1 run)\n")
         header = (
             f"{'question':<26} {'cands':>5} {'retrieval':>9} {'cold':>7} {'(annot.)':>8} "
-            f"{'warm':>7} {'(annot.)':>8} {'warm/retr':>9}"
+            f"{'warm':>7} {'(annot.)':>8} {'warm/retr':>9} {'no find.':>8} {'findings +':>10} {'(in ask)':>8}"
         )
         print(header)
         print("-" * len(header))
-        totals = {"retrieval": [], "cold": [], "warm": []}
+        totals: dict[str, list[float]] = {"retrieval": [], "cold": [], "warm": [], "plain": [], "inask": []}
         for i, frame in enumerate(frames):
             name = frame.id or f"frame {i + 1}"
             retrieval = median_time(
                 lambda f=frame: retrieve(
-                    f, probe.source, min_hits=args.candidates, limit=args.candidates, rules=probe.rules
+                    f,
+                    probe.source,
+                    min_hits=args.candidates,
+                    limit=args.candidates,
+                    rules=probe.rules,
+                    vocabulary=probe.vocabulary,
                 ),
                 args.repeat,
             )
             config = AskConfig(candidates=args.candidates, cache_path=Path(tmp) / f"cache-{i}.sqlite")
-            pipe = Pipeline(config, source=probe.source, rules=probe.rules, annotator=probe.annotator)
+            shared = {"source": probe.source, "resources": probe.resources, "annotator": probe.annotator}
+            pipe = Pipeline(config, **shared)
+            plain = Pipeline(replace(config, findings=False), **shared)
             t = time.perf_counter()
             cold_result = pipe.ask(frame)
             cold = time.perf_counter() - t
-            warm_runs = []
+            warm_runs, plain_runs, in_ask = [], [], []
             for _ in range(args.repeat):
                 t = time.perf_counter()
                 warm_result = pipe.ask(frame)
                 warm_runs.append((time.perf_counter() - t, warm_result.timings.annotate))
+                in_ask.append(warm_result.timings.findings)
+                t = time.perf_counter()
+                plain.ask(frame)
+                plain_runs.append(time.perf_counter() - t)
             pipe.close()
+            plain.close()
             warm = statistics.median(w for w, _ in warm_runs)
             warm_annot = statistics.median(a for _, a in warm_runs)
+            no_findings = statistics.median(plain_runs)
+            inask = statistics.median(in_ask)
             assert warm_result.cached == len(warm_result.answers)
             n = len(cold_result.answers)
             print(
                 f"{name:<26} {n:>5} {retrieval:>8.2f}s {cold:>6.2f}s {cold_result.timings.annotate:>7.2f}s "
-                f"{warm:>6.2f}s {warm_annot:>7.2f}s {warm / retrieval:>8.1f}x"
+                f"{warm:>6.2f}s {warm_annot:>7.2f}s {warm / retrieval:>8.1f}x "
+                f"{no_findings:>7.3f}s {1000 * (warm - no_findings):>8.0f}ms {1000 * inask:>6.0f}ms"
             )
             totals["retrieval"].append(retrieval)
             totals["cold"].append(cold)
             totals["warm"].append(warm)
+            totals["plain"].append(no_findings)
+            totals["inask"].append(inask)
         print("-" * len(header))
-        r, c, w = (statistics.mean(totals[k]) for k in ("retrieval", "cold", "warm"))
-        print(f"{'mean':<26} {'':>5} {r:>8.2f}s {c:>6.2f}s {'':>8} {w:>6.2f}s {'':>8} {w / r:>8.1f}x")
+        r, c, w, nf, ia = (
+            statistics.mean(totals[k]) for k in ("retrieval", "cold", "warm", "plain", "inask")
+        )
+        print(
+            f"{'mean':<26} {'':>5} {r:>8.2f}s {c:>6.2f}s {'':>8} {w:>6.2f}s {'':>8} {w / r:>8.1f}x "
+            f"{nf:>7.3f}s {1000 * (w - nf):>8.0f}ms {1000 * ia:>6.0f}ms"
+        )
         probe.close()
 
         if args.cli:
