@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -214,3 +215,28 @@ def test_reviewed_form_keeps_the_question_text(client: FlaskClient) -> None:
     assert f"Asked: “{html.escape(FEVER_WORDS)}”" in page
     doc = client.get(r.headers["Location"].replace("/results/", "/api/jobs/")).get_json()
     assert doc["frame"]["question"] == FEVER_WORDS
+
+
+def test_reader_uses_the_servers_rules_directory(concept_index: Path, tmp_path: Path) -> None:
+    """``ebm serve --rules DIR``: the box reads with DIR's question_cues.tsv (one added task cue
+    changes the task), as the workers answer with DIR's tables."""
+    from ebm.resources import shipped_rules_dir
+
+    rules = tmp_path / "rules"
+    shutil.copytree(shipped_rules_dir(), rules, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    with (rules / "question_cues.tsv").open("a", encoding="utf-8") as f:
+        f.write("task\tin the long run\tprognosis\t5\n")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("EBM_HOME", str(concept_index.parent))
+    app = create_app(AskConfig(rules=rules, cache_path=tmp_path / "a.sqlite"), warm=False, workers=0)
+    try:
+        page = app.test_client().post(
+            "/question", data={"question": "leg cramps quinine in the long run", "action": "fill"}
+        )
+        assert page.status_code == 200
+        text = page.get_data(as_text=True)
+        assert re.search(r'<option value="prognosis" selected>', text)
+        assert "Task prognosis: &#39;in the long run&#39; (weight 5)" in text
+    finally:
+        app.extensions["ebm_runner"].stop()
+        mp.undo()

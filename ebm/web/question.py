@@ -3,9 +3,9 @@
 The server reads the words itself (``ebm.question.parse_question`` takes well under a
 millisecond once loaded), so the form can show the frame for review at once and the API can
 refuse a question with nothing in it as a 400 before anything is queued. What it needs — the
-concept matcher, the MeSH vocabulary, the cue table and the role model — is loaded ONCE per
-server process, by ``QuestionReader.load`` on first use, from the same rules directory the
-workers answer with (``AskConfig.rules``).
+concept matcher, the MeSH vocabulary, the cue table and the role model, all held by
+``ebm.resources.Resources`` — is loaded ONCE per server process, by ``Readers`` on first use,
+from the same rules directory the workers answer with (``AskConfig.rules``).
 
 ``Asked`` is what the page and the JSON document say about the reading: the text, the
 "Understood as" line (after the fields given beside the question replaced their slots, like
@@ -80,18 +80,12 @@ class QuestionReader:
     @classmethod
     def load(cls, rules: Path | None) -> QuestionReader:
         """From the rules directory the workers use (default: the shipped one): its validated
-        ``question_cues`` table when the registry declares it, else ``question_cues.tsv`` read
-        with ``ebm.question``'s loader; the shipped role model."""
+        ``question_cues`` table and the shipped role model, as ``ebm.resources.Resources``
+        holds them (``default_resources``: loaded once per process and directory)."""
         from ebm.ask import default_resources
-        from ebm.cli.frame import MODEL
-        from ebm.question import load_question_cues, load_role_model
 
         res = default_resources(rules)
-        if res.has("question_cues"):
-            cues = res.value("question_cues")
-        else:
-            cues = load_question_cues(res.rules_dir / "question_cues.tsv")
-        return cls(res.matcher, res.vocabulary, cues, load_role_model(MODEL))
+        return cls(res.matcher, res.vocabulary, res.question_cues, res.role_model)
 
     def read(self, text: str, fields: Mapping[str, Any] | None = None) -> Reading:
         """``text`` as a frame; each slot in ``fields`` (frame keys, values as a frame file has
