@@ -11,6 +11,7 @@ every 50 ms. It stops by itself after ``--requests`` questions or ``--max-second
 whichever comes first, and stops the server.
 
     python benchmarks/web_load.py [--requests 200] [--clients 8] [--max-seconds 300] [--before REV]
+                                  [--also-not-niced]
 
 ``--before REV`` adds a first row: the server of git revision REV as it was (extracted with
 ``git archive``), e.g. the commit before the worker processes, ``--before eff2558`` (one worker
@@ -79,11 +80,13 @@ def request(url: str, body: dict | None = None, timeout: float = 180.0) -> tuple
         return exc.code, exc.read()
 
 
-def start_server(workers: int | None, code: Path = ROOT) -> tuple[subprocess.Popen, str, list[str]]:
+def start_server(
+    workers: int | None, code: Path = ROOT, extra: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen, str, list[str]]:
     """``ebm serve`` from the source tree ``code``; ``workers`` None: the revision's own design."""
     command = [sys.executable, "-m", "ebm", "serve", "--host", "127.0.0.1", "--port", "0"]
     proc = subprocess.Popen(
-        command + ([] if workers is None else ["--workers", str(workers)]),
+        command + ([] if workers is None else ["--workers", str(workers)]) + list(extra),
         cwd=code,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -121,9 +124,14 @@ def page_latencies(url: str, n: int) -> list[float]:
 
 
 def run_mode(
-    mode: str, workers: int | None, bodies: list[dict], args: argparse.Namespace, code: Path = ROOT
+    mode: str,
+    workers: int | None,
+    bodies: list[dict],
+    args: argparse.Namespace,
+    code: Path = ROOT,
+    extra: tuple[str, ...] = (),
 ) -> Figures:
-    proc, url, log = start_server(workers, code)
+    proc, url, log = start_server(workers, code, extra)
     fig = Figures(mode, workers or 0)
     try:
         fig.idle_page_seconds = page_latencies(url, 20)
@@ -201,6 +209,9 @@ def main() -> int:
     ap.add_argument("--max-seconds", type=float, default=300, help="time limit per mode (default 300)")
     ap.add_argument("--workers", type=int, default=None, help="worker processes after (default: 1 per core)")
     ap.add_argument("--before", metavar="REV", help="also measure the server of this git revision, first")
+    ap.add_argument(
+        "--also-not-niced", action="store_true", help="also measure the workers at the server's CPU priority"
+    )
     args = ap.parse_args()
     if not (1 <= args.requests <= 2000 and 1 <= args.clients <= 32 and 0 < args.max_seconds <= 1800):
         ap.error("--requests 1..2000, --clients 1..32, --max-seconds up to 1800")
@@ -210,10 +221,12 @@ def main() -> int:
 
     after = args.workers or default_workers()
     print(f"load: {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores", flush=True)
-    modes: list[tuple[str, int | None, Path]] = [
-        ("reference: 1 worker thread", 0, ROOT),
-        (f"after: {after} worker processes", after, ROOT),
+    modes: list[tuple[str, int | None, Path, tuple[str, ...]]] = [
+        ("reference: 1 worker thread", 0, ROOT, ()),
+        (f"after: {after} worker processes", after, ROOT, ()),
     ]
+    if args.also_not_niced:  # on a machine shared with other work, niced workers get less CPU
+        modes.insert(1, (f"after: {after} workers, nice 0", after, ROOT, ("--worker-nice", "0")))
     with tempfile.TemporaryDirectory() as tmp:
         if args.before:
             old = Path(tmp) / "before"
@@ -222,12 +235,12 @@ def main() -> int:
                 ["git", "archive", args.before], cwd=ROOT, check=True, capture_output=True
             )
             tarfile.open(fileobj=io.BytesIO(archive.stdout)).extractall(old, filter="data")
-            modes.insert(0, (f"before: {args.before}", None, old))
-        rows = [report(run_mode(mode, workers, bodies, args, code)) for mode, workers, code in modes]
+            modes.insert(0, (f"before: {args.before}", None, old, ()))
+        rows = [report(run_mode(m, workers, bodies, args, code, extra)) for m, workers, code, extra in modes]
     after_fig = rows[-1]
     for base in rows[:-1]:
         ratio = after_fig.throughput / base.throughput if base.throughput else float("nan")
-        print(f"throughput after / {base.mode.split(':')[0]}: {ratio:.2f}x")
+        print(f"throughput {after_fig.mode} / {base.mode}: {ratio:.2f}x")
     print(f"page p95 under load after: {1000 * pct(after_fig.page_seconds, 0.95):.1f} ms")
     print(f"load: {os.getloadavg()[0]:.2f} (1 min) at the end")
     return 0 if not any(r.errors for r in rows) else 1

@@ -58,6 +58,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="give up on a question after this long (default 60)",
     )
+    p.add_argument(
+        "--worker-nice",
+        type=int,
+        default=10,
+        metavar="N",
+        help="CPU priority of the worker processes below the server's (default 10: pages first; 0: equal)",
+    )
     p.add_argument("--threads", type=int, default=16, help="request threads (default 16)")
     p.set_defaults(func=run_serve)
 
@@ -79,6 +86,8 @@ def run_serve(args: argparse.Namespace) -> int:
         raise InputError(f"--port {args.port}: must be 0..65535")
     if args.threads < 2:
         raise InputError(f"--threads {args.threads}: must be at least 2 (one stays free for pages)")
+    if not 0 <= args.worker_nice <= 19:
+        raise InputError(f"--worker-nice {args.worker_nice}: must be 0..19")
     if args.workers is not None and args.workers < 0:
         raise InputError(f"--workers {args.workers}: must be 0 or more")
     if not 0 < args.deadline < float("inf"):
@@ -106,6 +115,7 @@ def run_serve(args: argparse.Namespace) -> int:
         warm_frames=frames,
         trusted_hosts=trusted,
         workers=args.workers,
+        worker_nice=args.worker_nice,
         api_waiters=max(1, args.threads - 4),  # four threads always free for pages
     )
     try:

@@ -59,7 +59,7 @@ from ebm.web.forms import (
     validate_form,
     validate_json,
 )
-from ebm.web.jobs import Busy, Job, Runner
+from ebm.web.jobs import WORKER_NICE, Busy, Job, Runner
 from ebm.web.question import Asked, Readers
 
 log = logging.getLogger("ebm.web")
@@ -99,6 +99,7 @@ def create_app(
     warm_frames: Sequence[Frame] = (),
     trusted_hosts: Sequence[str] | None = None,
     workers: int | None = None,
+    worker_nice: int | None = None,
     api_waiters: int = API_WAITERS,
 ) -> Flask:
     """The application; its workers start at once (``workers`` processes, default one per core;
@@ -119,7 +120,13 @@ def create_app(
     app.jinja_env.autoescape = True  # every template, whatever its name
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
-    runner = runner or Runner(config, warm=warm, warm_frames=warm_frames, workers=workers)
+    runner = runner or Runner(
+        config,
+        warm=warm,
+        warm_frames=warm_frames,
+        workers=workers,
+        nice=WORKER_NICE if worker_nice is None else worker_nice,
+    )
     app.extensions["ebm_runner"] = runner.start()
     deadline = runner.config.deadline_s
     api_wait = API_WAIT_NO_DEADLINE if deadline is None else deadline + API_WAIT_GRACE
