@@ -15,7 +15,7 @@ from ebm.concepts.annotate import Concept
 from ebm.concepts.annotate import annotate as annotate_concepts
 from ebm.text.document import Document
 from extractors.candidate import Candidate
-from extractors.design import design_record
+from extractors.design import design_record, predict_design
 from extractors.evidence import Evidence, TextDesign, grade_evidence
 from extractors.intervention import extract_interventions
 from extractors.outcome import OutcomeCandidate, extract_outcomes
@@ -118,7 +118,7 @@ class Annotator:
             model=r.outcome_model,
             cues=r.outcome_cues,
         )
-        prediction = r.design_model.predict(citation.title, citation.abstract_text)
+        prediction = predict_design(r.design_model, citation.title, citation.abstract_text)
         size = extract_sample_size(citation.abstract_text)
         record = design_record(citation, prediction, size, r.design_model.classes)
         evidence = grade_evidence(

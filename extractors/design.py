@@ -236,6 +236,19 @@ class DesignModel:
         return DesignPrediction(self.classes[k], float(p[k]), probs)
 
 
+def has_text(title: str | None, abstract: str | None) -> bool:
+    """Whether there is any text to read (a word character in the title or abstract)."""
+    return any(ch.isalnum() for ch in (title or "") + (abstract or ""))
+
+
+def predict_design(model: DesignModel, title: str | None, abstract: str | None) -> DesignPrediction | None:
+    """The design the text suggests, or None (abstain) when there is no title or abstract text:
+    the model's prior alone (e.g. 'narrative_review, 0.53' for an empty record) is no prediction."""
+    if not has_text(title, abstract):
+        return None
+    return model.predict(title, abstract)
+
+
 def save_design_model(path: Path, model: DesignModel) -> None:
     """Plain arrays only (loads with ``allow_pickle=False``); weights as float16 to stay small."""
     terms = sorted(model.vocabulary, key=model.vocabulary.__getitem__)
@@ -409,21 +422,26 @@ def human_from_index(citation: Citation) -> bool | None:
 
 def design_json(citation: Citation, model: DesignModel) -> dict[str, Any]:
     """The per-record object of ``ebm annotate --file F --json`` (issue 13): ``design`` (from the
-    publication types when they name one, else from the text), ``design_from_text`` (always the
-    classifier's output), ``sample_size`` ({value, sentence} or None) and ``human``."""
+    publication types when they name one, else from the text), ``design_from_text`` (the
+    classifier's output; None without title or abstract text), ``sample_size`` ({value,
+    sentence} or None) and ``human``."""
     from extractors.sample_size import extract_sample_size
 
-    text = model.predict(citation.title, citation.abstract_text)
+    text = predict_design(model, citation.title, citation.abstract_text)
     size = extract_sample_size(citation.abstract_text)
     return {"pmid": citation.pmid, **design_record(citation, text, size, model.classes)}
 
 
 def design_record(
-    citation: Citation, text: DesignPrediction, size: Any, classes: tuple[str, ...] = DESIGN_CLASSES
+    citation: Citation,
+    text: DesignPrediction | None,
+    size: Any,
+    classes: tuple[str, ...] = DESIGN_CLASSES,
 ) -> dict[str, Any]:
     """``design``, ``design_from_text``, ``sample_size`` and ``human`` of ``design_json`` from a
-    prediction and a sample size (``SampleSize | None``) already made (the annotation's)."""
-    from_text = {**text.to_dict(), "source": "text"}
+    prediction (None: no text, the classifier abstained) and a sample size (``SampleSize |
+    None``) already made (the annotation's)."""
+    from_text = None if text is None else {**text.to_dict(), "source": "text"}
     indexed = design_from_index(citation)
     if indexed is not None:
         design = {
@@ -439,6 +457,8 @@ def design_record(
         human = (
             False
             if indexed == "animal_or_in_vitro"
+            else None
+            if text is None
             else human_from(text, citation.title, citation.abstract_text)
         )
     return {

@@ -34,7 +34,7 @@ TEXT = "text"
 class TextDesign:
     """What the text says about the study: the predicted design and the sample size."""
 
-    prediction: DesignPrediction
+    prediction: DesignPrediction | None  # None: no title or abstract text (design abstains)
     sample_size: SampleSize | None
 
 
@@ -142,6 +142,9 @@ def _from_indexed_design(ev: Evidence, design: str, grades: DesignGrades) -> Evi
 
 def _from_text(text: TextDesign, grades: DesignGrades) -> Evidence:
     p = text.prediction
+    if p is None:  # nothing to read: no design, no grade (never the classifier's prior)
+        why = "no title or abstract text: no design predicted, grade unknown"
+        return Evidence(None, None, 0.0, (why,), None)
     grade, klass, reason = grade_from_design(p, text.sample_size, grades)
     row = grades.rows.get(p.label)
     known = grade is not None and row is not None

@@ -41,8 +41,19 @@ def test_all_elements_of_a_trial(annotations) -> None:
     assert {"gel", "cellulose sulfate"} <= {c.text for c in a.interventions[:4]}
     assert not any("Sulfates" in c.names for c in a.interventions)
     assert "placebo" in {c.text for c in a.interventions}
-    assert a.evidence.grade is None  # PICO-data gives MeSH headings, no publication types
-    assert annotations["9505772"].evidence.grade == "A"  # MEDLINE: Randomized Controlled Trial
+    # PICO-data gives MeSH headings but no publication types: the design comes from the text
+    # ("randomized, double-blind placebo-controlled study"), graded through design_grades.tsv
+    assert a.citation.publication_types is None
+    assert (a.evidence.grade, a.evidence.source, a.evidence.design) == (
+        "A",
+        "text",
+        "randomized_controlled_trial",
+    )
+    assert a.evidence.predicted and a.evidence.sample_size == 59 == a.sample_size.value
+    assert a.design == {**a.design_from_text, "source": "text"}  # type: ignore[dict-item]
+    b = annotations["9505772"]  # MEDLINE: Randomized Controlled Trial
+    assert (b.evidence.grade, b.evidence.source) == ("A", "publication types")
+    assert b.design is not None and b.design["source"] == "publication types"
 
 
 def test_top_outcomes_in_abstract_order(annotations) -> None:
@@ -68,13 +79,31 @@ def test_to_dict_shape_is_json(annotations) -> None:
         "outcomes",
         "evidence",
         "concepts",
+        "design",
+        "design_from_text",
+        "sample_size",
+        "human",
     }
     assert d["pmid"] == "20369616" and len(d["population"]) <= 3
     assert d["interventions"][0] == {**d["interventions"][0], "text": "remaxol", "concepts": [], "names": []}
     keys = {"text", "start", "end", "score", "sentence", "concepts", "names", "evidence"}
     assert all(set(c) == keys for c in d["population"] + d["problems"] + d["interventions"])
     assert set(d["primary_problem"]) == keys
-    assert set(d["evidence"]) == {"grade", "study_class", "s_study", "reasons"}
+    assert set(d["evidence"]) == {
+        "grade",
+        "study_class",
+        "s_study",
+        "reasons",
+        "design",
+        "source",
+        "predicted",
+        "probability",
+    }
+    # no publication types: a design predicted from the text, its record and the grade agree
+    assert d["design"]["source"] == "text" and d["design"]["label"] == d["evidence"]["design"]
+    assert d["evidence"]["predicted"] and d["evidence"]["grade"] == "A"
+    assert d["sample_size"]["value"] == 494 and "494 patients" in d["sample_size"]["sentence"]
+    assert d["human"] is True
     assert "concepts" not in a.to_dict()
 
 
@@ -89,4 +118,10 @@ def test_citation_without_text(annotator: Annotator) -> None:
     a = annotator.annotate(Citation(pmid="1"))
     assert (a.population, a.problems, a.interventions, a.outcomes) == ([], [], [], [])
     assert a.primary_problem is None and a.top_outcomes() == []
-    assert a.evidence.grade is None
+    # nothing to read: the design classifier abstains (never its prior), the grade is unknown
+    assert a.evidence.grade is None and a.evidence.design is None and not a.evidence.predicted
+    assert a.evidence.reasons == ("no title or abstract text: no design predicted, grade unknown",)
+    assert (a.design, a.design_from_text, a.sample_size, a.human) == (None, None, None, None)
+    # a title alone is text: the classifier reads it
+    t = annotator.annotate(Citation(pmid="2", title="A randomized controlled trial of aspirin"))
+    assert t.evidence.predicted and t.design_from_text is not None
