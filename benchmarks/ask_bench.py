@@ -11,7 +11,9 @@ For each frame (default: every questions/*.yaml), with N candidates (default 50)
 - warm, no findings: the same with ``AskConfig(findings=False)`` (issue 14: no findings, no
   question-aware S_outcome, no bottom line), runs interleaved with the warm ones so both see the
   same machine load; "findings +" is the difference of the medians, and "(in ask)" the median
-  of the time ask itself reports for the findings and the bottom line (``Timings.findings``).
+  of the time ask itself reports for the findings and the bottom line (``Timings.findings``),
+  and "(cpu)" the CPU time of the findings alone (``Pipeline.findings`` over the candidates'
+  annotations: process time, so it does not count other processes on a loaded machine).
 
 Times are medians of ``--repeat`` runs (cold: one run per question, a fresh cache each time
 is the point). Resources (rule tables, concept matcher, text pipeline, outcome model) are
@@ -70,11 +72,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.candidates} candidates per question; medians of {args.repeat} runs (cold: 1 run)\n")
         header = (
             f"{'question':<26} {'cands':>5} {'retrieval':>9} {'cold':>7} {'(annot.)':>8} "
-            f"{'warm':>7} {'(annot.)':>8} {'warm/retr':>9} {'no find.':>8} {'findings +':>10} {'(in ask)':>8}"
+            f"{'warm':>7} {'(annot.)':>8} {'warm/retr':>9} {'no find.':>8} {'findings +':>10} {'(in ask)':>8} {'(cpu)':>6}"
         )
         print(header)
         print("-" * len(header))
-        totals: dict[str, list[float]] = {"retrieval": [], "cold": [], "warm": [], "plain": [], "inask": []}
+        totals: dict[str, list[float]] = {
+            "retrieval": [],
+            "cold": [],
+            "warm": [],
+            "plain": [],
+            "inask": [],
+            "cpu": [],
+        }
         for i, frame in enumerate(frames):
             name = frame.id or f"frame {i + 1}"
             retrieval = median_time(
@@ -104,6 +113,13 @@ def main(argv: list[str] | None = None) -> int:
                 t = time.perf_counter()
                 plain.ask(frame)
                 plain_runs.append(time.perf_counter() - t)
+            anns, _ = pipe.annotate(pipe.source.fetch([a.pmid for a in warm_result.answers]))
+            cpu_runs = []
+            for _ in range(args.repeat):
+                t = time.process_time()
+                pipe.findings(frame, anns)
+                cpu_runs.append(time.process_time() - t)
+            cpu = statistics.median(cpu_runs)
             pipe.close()
             plain.close()
             warm = statistics.median(w for w, _ in warm_runs)
@@ -115,20 +131,20 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{name:<26} {n:>5} {retrieval:>8.2f}s {cold:>6.2f}s {cold_result.timings.annotate:>7.2f}s "
                 f"{warm:>6.2f}s {warm_annot:>7.2f}s {warm / retrieval:>8.1f}x "
-                f"{no_findings:>7.3f}s {1000 * (warm - no_findings):>8.0f}ms {1000 * inask:>6.0f}ms"
+                f"{no_findings:>7.3f}s {1000 * (warm - no_findings):>8.0f}ms {1000 * inask:>6.0f}ms {1000 * cpu:>4.0f}ms"
             )
+            totals["cpu"].append(cpu)
             totals["retrieval"].append(retrieval)
             totals["cold"].append(cold)
             totals["warm"].append(warm)
             totals["plain"].append(no_findings)
             totals["inask"].append(inask)
         print("-" * len(header))
-        r, c, w, nf, ia = (
-            statistics.mean(totals[k]) for k in ("retrieval", "cold", "warm", "plain", "inask")
-        )
+        keys = ("retrieval", "cold", "warm", "plain", "inask", "cpu")
+        r, c, w, nf, ia, cp = (statistics.mean(totals[k]) for k in keys)
         print(
             f"{'mean':<26} {'':>5} {r:>8.2f}s {c:>6.2f}s {'':>8} {w:>6.2f}s {'':>8} {w / r:>8.1f}x "
-            f"{nf:>7.3f}s {1000 * (w - nf):>8.0f}ms {1000 * ia:>6.0f}ms"
+            f"{nf:>7.3f}s {1000 * (w - nf):>8.0f}ms {1000 * ia:>6.0f}ms {1000 * cp:>4.0f}ms"
         )
         probe.close()
 
