@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     # the tables an index is built with (stopwords, semantic groups); checked without the
     # index, which may not exist yet
     resources = Resources.load(args.rules, index_dir=out)
-    options = {"include_permuted": not args.no_permuted, "with_quickumls": not args.no_quickumls}
+    permuted, quickumls = not args.no_permuted, not args.no_quickumls
     if args.umls is not None:
         from ebm.errors import InputError
 
@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
                 resources.stopwords,
                 sources=sources,
                 progress=bar.update,
-                **options,
+                include_permuted=permuted,
+                with_quickumls=quickumls,
             )
     else:
         voc = resources.vocabulary
@@ -81,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
                 resources.value("semantic_groups"),
                 resources.stopwords,
                 progress=bar.update,
-                **options,
+                include_permuted=permuted,
+                with_quickumls=quickumls,
             )
     print(
         f"{stats.source}: {stats.concepts:,} concepts, {stats.strings:,} strings, {stats.keys:,} lookup keys"
