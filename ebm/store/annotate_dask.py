@@ -70,7 +70,7 @@ def annotate_records(rules_dir: str, records: Sequence[bytes]) -> tuple[str, lis
             continue
         d = design_json(citation, design_model)
         size = d["sample_size"]["value"] if d["sample_size"] else None
-        out.append(compact(a, d["design"]["label"], size))
+        out.append(compact(a, d["design"]["label"] if d["design"] else None, size))  # None: no text
     return version, out
 
 
@@ -79,6 +79,14 @@ def worker_memory() -> int:
     import resource
 
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+def worker_cpu() -> float:
+    """CPU seconds this process has used (the benchmark's load-independent cost per citation)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return float(r.ru_utime + r.ru_stime)
 
 
 @dataclass
