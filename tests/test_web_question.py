@@ -240,3 +240,31 @@ def test_reader_uses_the_servers_rules_directory(concept_index: Path, tmp_path: 
     finally:
         app.extensions["ebm_runner"].stop()
         mp.undo()
+
+
+def test_a_reader_that_cannot_load_says_why(concept_index: Path, tmp_path: Path) -> None:
+    """A broken cue row: the box and the API answer 503 naming the file and line, not a 500."""
+    from ebm.resources import shipped_rules_dir
+
+    rules = tmp_path / "rules"
+    shutil.copytree(shipped_rules_dir(), rules, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    with (rules / "question_cues.tsv").open("a", encoding="utf-8") as f:
+        f.write("task\tin the long run\tprognosys\t5\n")
+    line = len((rules / "question_cues.tsv").read_text(encoding="utf-8").splitlines())
+    mp = pytest.MonkeyPatch()
+    mp.setenv("EBM_HOME", str(concept_index.parent))
+    app = create_app(AskConfig(rules=rules, cache_path=tmp_path / "a.sqlite"), warm=False, workers=0)
+    try:
+        client = app.test_client()
+        r = client.post("/api/ask", json={"question": "leg cramps quinine"})
+        assert r.status_code == 503
+        doc = r.get_json()
+        assert doc["field"] == "question"
+        assert doc["error"].startswith("questions in words cannot be read on this server: ")
+        assert f"question_cues.tsv:{line}" in doc["error"]
+        page = client.post("/question", data={"question": "leg cramps quinine", "action": "fill"})
+        assert page.status_code == 503
+        assert f"question_cues.tsv:{line}" in page.get_data(as_text=True)
+    finally:
+        app.extensions["ebm_runner"].stop()
+        mp.undo()

@@ -37,7 +37,7 @@ from flask import Flask, Response, jsonify, redirect, render_template, request, 
 from werkzeug.exceptions import HTTPException, SecurityError
 
 from ebm.ask import AskConfig
-from ebm.errors import InputError
+from ebm.errors import DataError, EbmError, InputError
 from ebm.frame import Frame, Task
 from ebm.scoring.rankers import REGISTRY
 from ebm.web.evidence import bottom_line_view, card_evidence, shown_answers
@@ -60,7 +60,7 @@ from ebm.web.forms import (
     validate_json,
 )
 from ebm.web.jobs import WORKER_NICE, Busy, Job, Runner
-from ebm.web.question import Asked, Readers
+from ebm.web.question import Asked, QuestionReader, Readers
 
 log = logging.getLogger("ebm.web")
 
@@ -192,7 +192,7 @@ def create_app(
         text = str(request.form.get("question", ""))
         answer = request.form.get("action") == "answer"
         try:
-            frame, asked = read_question(text, {}, readers.get())
+            frame, asked = read_question(text, {}, reader())
         except FieldError as exc:
             values = _prefill({}) | {"question": strip_control(text)[:MAX_QUESTION]}
             return form_page(FormResult(values, {"question": exc.message}), 400)
@@ -245,7 +245,7 @@ def create_app(
         if not request.is_json:
             raise FieldError("send the frame as JSON (Content-Type: application/json)")
         data = _parse_json(request.get_data(cache=False))
-        question = validate_json(data, readers.get)
+        question = validate_json(data, reader)
         job = runner.submit(question, page=False)
         wait = request.args.get("wait", "1") not in ("0", "false", "no")
         if wait and waiters.acquire(blocking=False):
@@ -301,6 +301,20 @@ def create_app(
         if wants_json():
             return jsonify({"error": exc.message, "field": exc.field}), 400
         return error_page(exc.message, 400, "Bad request")
+
+    def reader() -> QuestionReader:
+        """The question reader; a server that cannot load it (no concept index, a broken cue
+        table) says so as a 503 naming the problem, not as an internal error."""
+        try:
+            return readers.get()
+        except EbmError as exc:
+            raise _ReaderUnavailable(f"questions in words cannot be read on this server: {exc}") from None
+
+    @app.errorhandler(_ReaderUnavailable)
+    def reader_unavailable(exc: _ReaderUnavailable) -> Any:
+        if wants_json():
+            return jsonify({"error": str(exc), "field": "question"}), 503
+        return error_page(str(exc), 503, "Questions in words are not available")
 
     @app.errorhandler(Busy)
     def busy(exc: Busy) -> Any:
@@ -361,6 +375,10 @@ def _ranker_formula(description: str) -> str:
 
 
 class _NotFound(InputError):
+    pass
+
+
+class _ReaderUnavailable(DataError):
     pass
 
 
