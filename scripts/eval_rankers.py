@@ -16,13 +16,20 @@ the ``... (LOQO CV)`` run ranks each question with weights fitted on the *other*
 Tune on the development split only: the other half of the benchmark is withheld.
 """
 
+# ruff: noqa: E402  (the BLAS thread settings must come before numpy is imported)
 from __future__ import annotations
 
 import argparse
 import datetime
 import gzip
 import json
+import os
 import sys
+
+# Thousands of small least-squares fits: a multi-threaded BLAS on a shared 2-core machine spends
+# most of its time contending (30 ms per fit single-threaded, 1 s with the default threads).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +44,7 @@ from ebm.evaluation.bench import load_frames_dir, markdown_tables, read_pools
 from ebm.evaluation.kinds import kinds_by_query, relevant_count
 from ebm.evaluation.relevance import LEVELS
 from ebm.evaluation.report import build_report
+from ebm.evaluation.significance import wilcoxon
 from ebm.evaluation.tasks import task_group
 from ebm.evaluation.trec import Run, read_qrels, run_from_ranked, run_from_rankings, write_run
 from ebm.scoring.combine import minmax
@@ -73,8 +81,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # not judged. So population, S_SoE and S_task are left out of the fit (weight 0, still shown);
 # S_SoE also depends on which corpus a record came from (many bundled records have no journal
 # or year), so a weight fitted on it would learn the corpus, not the question.
-FIT_FEATURES = ("retrieval", "lexical", "problem", "intervention", "co_problems")
-ABLATIONS = {
+FIT_FEATURES: tuple[str, ...] = ("retrieval", "lexical", "problem", "intervention", "co_problems")
+ABLATIONS: dict[str, tuple[str, ...]] = {
     "retrieval + lexical": ("retrieval", "lexical"),
     "retrieval + paper S_PICO": ("retrieval", "pico"),
     "retrieval + lexical + paper S_PICO": ("retrieval", "lexical", "pico"),
@@ -90,22 +98,24 @@ MATCH = ("lexical", "problem", "intervention", "co_problems")
 EVIDENCE = ("findings", "design", "sample_size", "recency")
 PRIOR_SETS = {
     "match": MATCH,
-    "match + evidence": (*MATCH, *EVIDENCE),
-    "match + evidence + rest": (*MATCH, *EVIDENCE, "population", "outcome", "task", "term"),
+    "match + both": (*MATCH, "both"),
+    "match + both + evidence": (*MATCH, "both", *EVIDENCE),
+    "match + both + evidence + rest": (*MATCH, "both", *EVIDENCE, "population", "outcome", "task", "term"),
 }
 PRIOR_ABLATIONS = {
     "lexical only": ("lexical",),
     "match": MATCH,
-    "match + findings": (*MATCH, "findings"),
-    "match + design": (*MATCH, "design"),
-    "match + sample size": (*MATCH, "sample_size"),
-    "match + recency": (*MATCH, "recency"),
-    "match + evidence": (*MATCH, *EVIDENCE),
-    "match + evidence - findings": (*MATCH, "design", "sample_size", "recency"),
-    "match + evidence + task (bounded)": (*MATCH, *EVIDENCE, "task"),
+    "match + both": (*MATCH, "both"),
+    "match + both + findings": (*MATCH, "both", "findings"),
+    "match + both + design": (*MATCH, "both", "design"),
+    "match + both + sample size": (*MATCH, "both", "sample_size"),
+    "match + both + recency": (*MATCH, "both", "recency"),
+    "match + both + evidence": (*MATCH, "both", *EVIDENCE),
+    "match + both + evidence - findings": (*MATCH, "both", "design", "sample_size", "recency"),
+    "match + both + evidence + task (bounded)": (*MATCH, "both", *EVIDENCE, "task"),
 }
-PENALTIES = (0.001, 0.003, 0.01, 0.03, 0.1)
-WEAK_PENALTY = 0.01  # the one weak-only fit shown as a run (all penalties are in the notes)
+PENALTIES = (0.0001, 0.0003, 0.001, 0.003, 0.01)
+WEAK_PENALTY = 0.0001  # the one weak-only fit shown as a run (all penalties are in the notes)
 
 
 @dataclass
@@ -276,7 +286,7 @@ def run(args: argparse.Namespace) -> int:
         cols = per_question[q]
         return rank_columns(name, cols, list(range(1, len(docnos[q]) + 1)), settings).scores
 
-    def scored(name: str, scores: dict[str, list[float] | np.ndarray]) -> Run:
+    def scored(name: str, scores: Mapping[str, Sequence[float] | np.ndarray]) -> Run:
         # ties keep the pool order, as ebm ask (its retrieval order), ebm bench and the fit break them
         ranked = {}
         for q in qids:
@@ -382,25 +392,23 @@ def run(args: argparse.Namespace) -> int:
             return {k: pair_set(v, weak["questions"], weak["qrels"]) for k, v in named.items()}
 
         main_sets = sets_of(PRIOR_SETS)
-        nested = nested_prior(main_sets, PENALTIES, n_rel)
+        pn = nested_prior(main_sets, PENALTIES, n_rel)
         runs.append(
-            scored(
-                "EBM-prior (nested CV: set and penalty chosen without the question)", nested.held_out_scores
-            )
+            scored("EBM-prior (nested CV: set and penalty chosen without the question)", pn.held_out_scores)
         )
-        counts = Counter(nested.chosen.values())
+        prior_counts = Counter(pn.chosen.values())
         notes.append(
             "EBM-prior nested CV, (set, penalty) chosen per left-out question: "
-            + ", ".join(f"{k[0]} @ {k[1]:g}: {n}" for k, n in counts.most_common())
+            + ", ".join(f"{k[0]} @ {k[1]:g}: {n}" for k, n in prior_counts.most_common())
         )
         if args.ablation:
-            for label, names in PRIOR_ABLATIONS.items():
-                one = nested_prior(sets_of({label: names}), PENALTIES, n_rel)
+            for label, subset in PRIOR_ABLATIONS.items():
+                one = nested_prior(sets_of({label: subset}), PENALTIES, n_rel)
                 runs.append(scored(f"EBM-prior {label} (nested CV: penalty)", one.held_out_scores))
         if weak:
             # fitted on the weak questions only: every dev question is out of sample
-            for label, names in PRIOR_SETS.items():
-                wq = weak_of({label: names})[label]
+            for label, subset in PRIOR_SETS.items():
+                wq = weak_of({label: subset})[label]
                 dev = main_sets[label]
                 for pen in PENALTIES:
                     w = fit_prior(wq, pen)
@@ -414,7 +422,7 @@ def run(args: argparse.Namespace) -> int:
                     notes.append(
                         f"weak-only fit, {label}, penalty {pen:g}: dev MAP "
                         f"{mean_ap(dev, {q.qid: prior_scores(q, w) for q in dev}, n_rel):.3f}, bonus "
-                        + ", ".join(f"{n} {x:.2f}" for n, x in zip(names, w, strict=True))
+                        + ", ".join(f"{n} {x:.2f}" for n, x in zip(subset, w, strict=True))
                     )
             both = nested_prior(main_sets, PENALTIES, n_rel, extra=weak_of(PRIOR_SETS))
             runs.append(scored("EBM-prior, dev + weak questions (nested CV)", both.held_out_scores))
@@ -443,6 +451,17 @@ def run(args: argparse.Namespace) -> int:
     kind_text = markdown_tables(by_kind).split("\n\n**", 1)[1]  # the all-tasks table is above
     kind_text = "**" + kind_text
     print("Per question kind (few: 1-2 lenient-relevant citations; many: more)\n\n" + kind_text)
+    # the paper compared S_EBM with PubMed's order (newest first): each S_EBM form against date order
+    for level, report in reports.items():
+        date = report.scores[report.runs.index("date order")]
+        for rs in report.scores:
+            if "S_EBM" in rs.run or "combination" in rs.run:
+                a, b = rs.values["MAP"], date.values["MAP"]
+                c = wilcoxon(a, b)
+                notes.append(
+                    f"{rs.run} vs date order, {level} MAP {a.mean():.3f} vs {b.mean():.3f}: better on "
+                    f"{int(np.sum(a > b))}, worse on {int(np.sum(a < b))}, Wilcoxon p {c.p_value:.3g}"
+                )
     for n in notes:
         print(f"- {n}")
     if args.out:

@@ -9,9 +9,10 @@ them (the benchmark's own source articles, ``../shared/data/bench/sources.tsv``,
    population, intervention, comparison, outcome), each quoted, ORed: a keyword query like the
    benchmark's ``pool_query`` (the question's words ORed would put the own article first every
    time: the question was written from its title);
-3. the question's own article is labelled relevant (grade 3), every other candidate 0 (pools under 20 candidates skipped) -- a weak
+3. the question's own article is labelled relevant (grade 3), every other candidate 0 -- a weak
    label: another article may answer too. This mimics the "few relevant" kind, where EBM+ lost on
-   the held-out questions. A question whose own article is not in its pool is skipped (counted).
+   the held-out questions. A question whose own article is not in its pool, or whose pool holds
+   fewer than 20 candidates (over-specific phrases), is skipped (counted).
 
 Every candidate gets the columns ``scripts/eval_rankers.py`` reads (``candidate_columns`` and
 the question-aware evidence columns), written with the labels to one json.gz file:
@@ -97,7 +98,11 @@ def run(args: argparse.Namespace) -> int:
     pmids = sorted(p for p in pqa if p not in excluded)
     random.Random(args.seed).shuffle(pmids)
     res = Resources.load(None)
-    cues = res.value("question_cues") if res.has("question_cues") else load_question_cues(res.rules_dir / "question_cues.tsv")
+    cues = (
+        res.value("question_cues")
+        if res.has("question_cues")
+        else load_question_cues(res.rules_dir / "question_cues.tsv")
+    )
     roles = load_role_model(MODEL)
     models = load_evidence_models()
     questions: dict[str, Any] = {}
@@ -110,7 +115,9 @@ def run(args: argparse.Namespace) -> int:
                 break
             text = pqa[source]["QUESTION"]
             try:
-                frame = replace(parse_question(text, res.matcher, res.vocabulary, cues, roles).frame, question=text)
+                frame = replace(
+                    parse_question(text, res.matcher, res.vocabulary, cues, roles).frame, question=text
+                )
             except EbmError:
                 skipped["no frame"] += 1
                 continue
@@ -129,7 +136,9 @@ def run(args: argparse.Namespace) -> int:
             cits = {c.pmid: c for c in store.fetch(pool)}
             kept = [h for h in hits if h.pmid in cits]
             annotations, _ = pipeline.annotate([cits[h.pmid] for h in kept])
-            cands = pipeline.candidate_scores(frame, annotations, retrieval=[float(h.score or 0.0) for h in kept])
+            cands = pipeline.candidate_scores(
+                frame, annotations, retrieval=[float(h.score or 0.0) for h in kept]
+            )
             cols = candidate_columns(cands)
             cols.update(evidence_columns(frame, annotations, models, cols["match.outcome"]))
             qid = f"PQA{source}"

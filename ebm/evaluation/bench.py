@@ -64,7 +64,7 @@ from ebm.evaluation.trec import (
 from ebm.frame import Frame, load_frame
 from ebm.scoring.rankers import REGISTRY, RankerSettings, rank_columns
 
-SYSTEMS = ("pool", "date", "bm25", "term", "ebm", "combination", "ebm-plus")
+SYSTEMS = ("pool", "date", "bm25", "term", "ebm", "combination", "ebm-plus", "ebm-prior")
 DEFAULT_POOL_SIZE = 50
 
 
@@ -399,6 +399,7 @@ RUN_LABELS = {
     "ebm": "EBM",
     "combination": "combination",
     "ebm-plus": "EBM+ (weights fitted on the dev set)",
+    "ebm-prior": "EBM-prior (bonuses fitted on the dev set)",
 }
 
 

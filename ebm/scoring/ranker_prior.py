@@ -30,12 +30,24 @@ from ebm.scoring.combine import minmax
 
 PRIOR_WEIGHTS_FILE = "ebm_prior_weights.toml"
 MAX_BONUS = 1.0
+# a tiny ridge on the retrieval coefficient too: pairs the retrieval order already separates
+# would otherwise let the overall scale grow without end (the optimiser then never stops)
+SCALE_PENALTY = 1e-5
+
+
+class MissingColumn(InputError, KeyError):
+    """A feature's column was not computed (``ebm bench`` skips a ranker on a ``KeyError``: an
+    older components file)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)
 class PriorFeature:
     name: str
     column: str  # a column of ``ebm.scoring.rankers.candidate_columns`` or of the evidence columns
+    # (``a*b``: the product of two columns)
     scaled: bool  # min-max per question (else already in [0, 1])
     description: str
 
@@ -44,6 +56,9 @@ _PRIOR = (
     ("lexical", "lexical", True, "BM25 of the question's words over the candidates"),
     ("problem", "match.problem", False, "frame problem among the extracted problems (MeSH tree)"),
     ("intervention", "match.intervention", False, "frame interventions and comparisons mentioned"),
+    # the rubric's "contains answer" is the problem AND the intervention asked about: a citation
+    # matching one of them only is about another question
+    ("both", "match.problem*match.intervention", False, "problem match x intervention match"),
     ("population", "match.population", False, "frame population concepts mentioned"),
     ("co_problems", "match.co_problems", False, "frame co-occurring problems mentioned"),
     ("outcome", "match.outcome", False, "best outcome sentence about the problem or intervention"),
@@ -62,11 +77,15 @@ def prior_matrix(cols: Mapping[str, Sequence[float]], names: Sequence[str]) -> n
     out = [minmax([float(v) for v in cols["retrieval"]])]
     for name in names:
         f = PRIOR_FEATURES[name]
-        if f.column not in cols:
-            raise InputError(
-                f"ranker ebm-prior: feature {name!r} needs the column {f.column!r}, not computed"
-            )
-        raw = [float(v) for v in cols[f.column]]
+        parts = f.column.split("*")
+        for c in parts:
+            if c not in cols:
+                raise MissingColumn(
+                    f"ranker ebm-prior: feature {name!r} needs the column {c!r} (not computed)"
+                )
+        raw = [float(v) for v in cols[parts[0]]]
+        for c in parts[1:]:
+            raw = [a * float(b) for a, b in zip(raw, cols[c], strict=True)]
         out.append(minmax(raw) if f.scaled else raw)
     return np.column_stack(out)
 
@@ -183,17 +202,17 @@ def fit_prior(questions: Sequence[PairQuestion], penalty: float, max_bonus: floa
     if not diffs:
         raise InputError("no question with both relevant and non-relevant candidates to fit on")
     k = diffs[0].shape[1]
-    scale = 1.0 / len(diffs)
+    # all pairs in one matrix, each weighted 1 / (its question's pairs x questions)
+    pairs = np.vstack(diffs)
+    weight = np.concatenate([np.full(len(d), 1.0 / (len(d) * len(diffs))) for d in diffs])
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        total, grad = 0.0, np.zeros(k)
-        for d in diffs:
-            z = d @ theta
-            total += float(np.mean(np.logaddexp(0.0, -z))) * scale
-            s = -1.0 / (1.0 + np.exp(z))  # d/dz log(1 + e^-z)
-            grad += (d.T @ s) / len(d) * scale
-        total += penalty * float(theta[1:] @ theta[1:])
+        z = pairs @ theta
+        total = float(weight @ np.logaddexp(0.0, -z)) + penalty * float(theta[1:] @ theta[1:])
+        total += SCALE_PENALTY * float(theta[0] ** 2)
+        grad = pairs.T @ (weight * -0.5 * (1.0 - np.tanh(z / 2.0)))  # d/dz log(1 + e^-z) = -1/(1 + e^z)
         grad[1:] += 2.0 * penalty * theta[1:]
+        grad[0] += 2.0 * SCALE_PENALTY * theta[0]
         return total, grad
 
     start = np.zeros(k)

@@ -37,6 +37,7 @@ from ebm.errors import DataError, InputError
 from ebm.scoring.combine import ALPHA, minmax
 from ebm.scoring.ebm_score import EbmScore, Weights
 from ebm.scoring.lexical import LexicalScore
+from ebm.scoring.ranker_prior import PriorWeights, prior_formula, prior_parts, shipped_prior_weights
 from ebm.scoring.term import TermScore
 from ebm.scoring.topical import TopicalScore
 
@@ -187,6 +188,7 @@ class RankerSettings:
     alpha: float = ALPHA  # norm(S_EBM) weight in the combination
     plus: PlusWeights | None = None  # EBM+ weights (default: the shipped ones)
     l3: float | None = None  # S_task weight when given exactly (a sweep's grid value), else weights.l3
+    prior: PriorWeights | None = None  # EBM-prior bonus weights (default: the shipped ones)
 
     def ebm_weights(self) -> tuple[float, float, float]:
         w = self.weights
@@ -194,6 +196,9 @@ class RankerSettings:
 
     def plus_weights(self) -> PlusWeights:
         return self.plus if self.plus is not None else shipped_weights()
+
+    def prior_weights(self) -> PriorWeights:
+        return self.prior if self.prior is not None else shipped_prior_weights()
 
 
 @dataclass(frozen=True)
@@ -290,6 +295,17 @@ REGISTRY: dict[str, Ranker] = {
             _plus_parts,
             _plus_formula,
             "ebm-plus",
+        ),
+        Ranker(
+            "ebm-prior",
+            ("prior",),
+            "EBM-prior (the retrieval order with bounded bonuses for question words and MeSH matches)",
+            "the retrieval score plus bounded bonuses (each at most the retrieval range) for "
+            "question-word BM25 and MeSH-tree PICO matches, pairwise-fitted with a prior towards "
+            "retrieval order (ebm.scoring.ranker_prior)",
+            lambda cols, settings: prior_parts(cols, settings.prior_weights()),
+            lambda settings: prior_formula(settings.prior_weights()),
+            "ebm-prior",
         ),
         Ranker(
             "paper-ebm",
