@@ -73,6 +73,7 @@ def test_fever_answers_carry_findings_design_and_the_bottom_line(fever_json: dic
         trial["evidence_line"].startswith("RCT (predicted, 0.9")
         and "n = 37 · grade A" in (trial["evidence_line"])
     )
+    assert trial["components"]["soe"]["study"] == 0.5  # S_SoE reads the same (predicted) grade's row
     first = trial["findings"][0]
     assert "greater temperature decrement" in first["sentence"]
     assert first["confidence"] > 0.3 and first["end"] > first["start"]
@@ -218,3 +219,32 @@ def test_annotate_an_nbib_file(tmp_path: Path, capsys: pytest.CaptureFixture[str
     o = json.loads(line)
     assert o["pmid"] == "1621668" and o["sample_size"]["value"] == 37
     assert o["design"]["label"] == "randomized_controlled_trial"
+
+
+def test_design_tables_and_model_key_the_annotation_cache(tmp_path: Path, resources: Any) -> None:
+    """design_grades.tsv is read by the annotation (its grade): an edit changes the annotation
+    cache's digest; question_cues.tsv is not (questions only)."""
+    import shutil
+
+    from ebm.resources import Resources, shipped_rules_dir
+    from ebm.rules.registry import ANNOTATION
+
+    base = resources.digest(ANNOTATION)
+    for name, line in (
+        ("design_grades.tsv", None),
+        ("question_cues.tsv", "ignore\tquinine\t-\t1"),
+    ):
+        d = tmp_path / name
+        shutil.copytree(shipped_rules_dir(), d, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+        p = d / name
+        text = p.read_text(encoding="utf-8")
+        if line is None:  # a predicted case report is graded B
+            text = text.replace(
+                "case_report\tobservational\t0.3\tC\t", "case_report\tobservational\t0.3\tB\t"
+            )
+            assert "case_report\tobservational\t0.3\tB\t" in text
+        else:
+            text += line + "\n"
+        p.write_text(text, encoding="utf-8")
+        edited = Resources.load(d, index_dir=resources.index_dir).digest(ANNOTATION)
+        assert (edited != base) is (name == "design_grades.tsv"), name
