@@ -16,6 +16,7 @@ real MeSH; for timing only, no figure on it means anything else).
 
     nice python benchmarks/scale_bench.py [--n 1000000] [--workers N] [--dir DIR] [--repeat 5]
     python benchmarks/scale_bench.py --n 20000      # quick mode
+    python benchmarks/scale_bench.py --n 60000 --dir D --search-only   # searches on D's store again
 """
 
 from __future__ import annotations
@@ -158,6 +159,11 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=30.0, help="seconds a query may take (30)")
     ap.add_argument("--generate-only", action="store_true", help="write the files into --dir and stop")
     ap.add_argument(
+        "--search-only",
+        action="store_true",
+        help="only time the searches, on the store an earlier run left in --dir (same data, new code)",
+    )
+    ap.add_argument(
         "--dir",
         help="keep the files (reused by a later run) and the store here (default: a temporary directory)",
     )
@@ -168,6 +174,17 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.dir) if args.dir else Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
+        if args.search_only:
+            kept = out / "scale.sqlite"
+            if not args.dir or not kept.is_file():
+                print(f"--search-only needs --dir with the store of an earlier run ({kept})", file=sys.stderr)
+                return 2
+            with MedlineStore(kept) as store:
+                print(f"store {kept}: {len(store):,} citations (search only)")
+            print(f"\nsearch ({args.repeat} warm runs per query)")
+            searches(kept, args.repeat, args.budget)
+            print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            return 0
         t = time.perf_counter()
         data = out / f"synthetic-{args.n}"
         done = data / "complete"

@@ -689,13 +689,16 @@ class MedlineStore:
         q = self.translate(query)
         with self._lock:
             try:
-                count = self._db.execute(f"SELECT count(*) FROM ({q.sql})", q.params).fetchone()[0]
-                rows = self._db.execute(*_ranked_sql(q, limit, sort)).fetchall()
+                rows = self._db.execute(*_ranked_sql(q, limit, sort)).fetchall() if limit else []
+                # every row carries the count of all hits; no row: no hit, or no row asked for
+                count = rows[0][4] if rows else 0
+                if not limit:
+                    count = self._db.execute(f"SELECT count(*) FROM ({q.sql})", q.params).fetchone()[0]
             except sqlite3.OperationalError as exc:  # an FTS5 expression the translation let through
                 shown = query if len(query) <= 200 else query[:200] + f"... ({len(query):,} characters)"
                 raise InputError(f"query {shown!r} could not be run on the local store: {exc}") from exc
         hits = tuple(
-            Hit(pmid, None if s is None else -s, year, title or None) for pmid, s, year, title in rows
+            Hit(pmid, None if s is None else -s, year, title or None) for pmid, s, year, title, _ in rows
         )
         return Hits(query, count, hits, q.translation, sort)
 
@@ -736,24 +739,52 @@ class _Transaction:
 
 
 def _ranked_sql(q: SqlQuery, limit: int, sort: str) -> tuple[str, tuple[object, ...]]:
-    newest = "c.sort_date DESC NULLS LAST, CAST(c.pmid AS INTEGER) DESC"
-    if sort == "date" or q.rank_match is None:
+    """The top ``limit`` hits of ``q`` as (pmid, score, year, title, count of all hits) rows.
+
+    The hits are materialised once (``hits``) and only ever probed through ``IN``, which SQLite
+    answers from an index it builds on them: joining a materialised CTE instead scanned it for
+    every row (minutes at 60,000 citations for a Clinical Queries filter, docs/scale.md).
+    """
+    newest = "sort_date DESC NULLS LAST, CAST(pmid AS INTEGER) DESC"
+    ranked = sort != "date" and q.rank_match is not None
+    if ranked and q.sql == _TEXT_SELECT and q.params == (q.rank_match,):
+        hits = "hits(id) AS (SELECT id FROM ranked)"  # one text term: its matches are the ranked rows
+        hit_params: tuple[object, ...] = ()
+    else:
+        hits = f"hits(id) AS MATERIALIZED (SELECT id FROM ({q.sql}))"
+        hit_params = q.params
+    total = "(SELECT count(*) FROM hits)"
+    if not ranked:
         sql = (
-            f"SELECT c.pmid, NULL, c.year, c.title FROM ({q.sql}) h JOIN citations c ON c.id = h.id"
-            f" ORDER BY {newest} LIMIT ?"
+            f"WITH {hits} SELECT pmid, NULL, year, title, {total} FROM citations"
+            f" WHERE id IN (SELECT id FROM hits) ORDER BY {newest} LIMIT ?"
         )
-        return sql, (*q.params, limit)
-    # BM25 of the positive text terms, computed once for all their matches, then joined to the
-    # hits; citations matching only through other fields rank after every scored one.
+        return sql, (*hit_params, limit)
+    # BM25 of the positive text terms, computed once for all their matches; only the hits among
+    # them are kept (``scored``). Ties are broken by date, which needs the citations row: rows are
+    # looked up only for the scores up to the ``limit``-th best (ties included), not for every hit.
+    # Hits without a text score (matched through other fields) rank after every scored one, newest
+    # first, and are looked at only when fewer than ``limit`` hits are scored.
     sql = (
         "WITH ranked(id, score) AS MATERIALIZED ("
         f"SELECT rowid, bm25(text_fts, {TITLE_WEIGHT}, {ABSTRACT_WEIGHT})"
-        " FROM text_fts WHERE text_fts MATCH ?)"
-        f" SELECT c.pmid, r.score, c.year, c.title FROM ({q.sql}) h JOIN citations c ON c.id = h.id"
-        # equal scores, and hits without a text score (ranked after all scored ones): newest first
-        f" LEFT JOIN ranked r ON r.id = h.id ORDER BY r.score IS NULL, r.score, {newest} LIMIT ?"
+        " FROM text_fts WHERE text_fts MATCH ?),"
+        f" {hits},"
+        " scored(id, score) AS MATERIALIZED (SELECT id, score FROM ranked WHERE id IN (SELECT id FROM hits)),"
+        " cut(score) AS (SELECT max(score) FROM (SELECT score FROM scored ORDER BY score LIMIT ?))"
+        f" SELECT pmid, score, year, title, {total} FROM ("
+        "SELECT c.pmid, s.score, c.year, c.title, c.sort_date FROM scored s JOIN citations c ON c.id = s.id"
+        " WHERE s.score <= (SELECT score FROM cut)"
+        " UNION ALL SELECT pmid, NULL, year, title, sort_date FROM citations"
+        " WHERE (SELECT count(*) FROM scored) < ? AND id IN (SELECT id FROM hits)"
+        " AND id NOT IN (SELECT id FROM scored))"
+        f" ORDER BY score IS NULL, score, {newest} LIMIT ?"
     )
-    return sql, (q.rank_match, *q.params, limit)
+    return sql, (q.rank_match, *hit_params, limit, limit, limit)
+
+
+# a single text term's SELECT (ebm.store.query): its hits are exactly the rows its BM25 ranks
+_TEXT_SELECT = "SELECT rowid AS id FROM text_fts WHERE text_fts MATCH ?"
 
 
 # ------------------------------------------------------------------ record -> row
