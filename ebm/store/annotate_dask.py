@@ -33,18 +33,19 @@ from ebm.store.annotations import Compact, batches, compact
 BATCH = 32  # citations per task: a few seconds of work, little lost when a worker dies
 IN_FLIGHT = 3  # batches queued per worker thread, so memory stays bounded on any corpus size
 
-_STATE: dict[str, tuple[Any, Any, str]] = {}  # rules dir -> (Annotator, DesignModel, version)
+_STATE: dict[str | None, tuple[Any, Any, str]] = {}  # rules dir -> (Annotator, DesignModel, version)
 
 
-def _worker_state(rules_dir: str) -> tuple[Any, Any, str]:
-    """This process's annotator for ``rules_dir``, built on its first batch and kept."""
+def _worker_state(rules_dir: str | None) -> tuple[Any, Any, str]:
+    """This process's annotator for ``rules_dir`` (None: the worker's own shipped rules), built
+    on its first batch and kept."""
     if rules_dir not in _STATE:
         from ebm.annotation_cache import annotation_version
         from ebm.resources import Resources
         from extractors.annotate import Annotator
         from extractors.design import design_model_path, load_design_model
 
-        resources = Resources.load(Path(rules_dir))
+        resources = Resources.load(Path(rules_dir) if rules_dir is not None else None)
         _STATE[rules_dir] = (
             Annotator(resources),
             load_design_model(design_model_path()),
@@ -53,7 +54,7 @@ def _worker_state(rules_dir: str) -> tuple[Any, Any, str]:
     return _STATE[rules_dir]
 
 
-def annotate_records(rules_dir: str, records: Sequence[bytes]) -> tuple[str, list[Compact]]:
+def annotate_records(rules_dir: str | None, records: Sequence[bytes]) -> tuple[str, list[Compact]]:
     """The Dask task: stored citation records -> (the worker's annotation version, rows)."""
     from ebm.store.sqlite import decode_record
     from ebm.text.document import UnprocessableText
@@ -155,7 +156,12 @@ def annotate_store(
             if n_threads == 0:
                 raise EbmError(f"the Dask scheduler {scheduler} has no workers")
             report.workers = len(client.nthreads())
-            rules = str(Path(rules_dir).resolve())
+            # the shipped rules by name, not by this machine's path: another machine's ebm is
+            # installed elsewhere (the version check still requires the same tables)
+            from ebm.resources import shipped_rules_dir
+
+            resolved = Path(rules_dir).resolve()
+            rules = None if resolved == shipped_rules_dir().resolve() else str(resolved)
             pending = iter(batches(todo, batch))
 
             def submit(pmids: list[str]) -> Any:
