@@ -443,6 +443,7 @@ def design_record(
     None``) already made (the annotation's)."""
     from_text = None if text is None else {**text.to_dict(), "source": "text"}
     indexed = design_from_index(citation)
+    design: dict[str, Any] | None
     if indexed is not None:
         design = {
             "label": indexed,
