@@ -22,14 +22,25 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 OUT = ROOT / "tests" / "fixtures" / "tiny_mesh"
-# the citations the unit tests annotate (tests/test_extractors_*.py, tests/test_tiny_mesh.py)
+# the citations the unit tests annotate (tests/test_extractors_*.py, tests/test_scoring_*.py, ...)
 PMIDS = (
     "7028532 8101194 9833745 16124442 17954800 20369616 23782653 9842079 8499152 17477785 "
     "3503390 16691061 9626910 3926042 15897310 1376306 404962 1541306 10235220 1778354 6496450 "
-    "8519720 17445928 23392460 1621668 9505772 1636026"
+    "8519720 17445928 23392460 1621668 9505772 1636026 "
+    # the scoring tests' citations (tests/tiny.py: ISCHEMIA_PMIDS, SCORING_PMIDS)
+    "15228064 25361765 9070546 29768149 26044300 11056317 29112560 1721246 21434379"
 ).split()
 # descriptors the unit tests name directly
-NAMED = ("Myocardial Infarction", "Pain", "Pain, Postoperative", "D008376", "D001794", "D013812", "D004636")
+NAMED = (
+    "Myocardial Infarction", "Pain", "Pain, Postoperative", "D008376", "D001794", "D013812", "D004636",
+    # the scoring tests' frames and MeSH-tree relations (tests/test_scoring_*.py)
+    "Depressive Disorder", "Depressive Disorder, Major", "Mood Disorders", "Cyclothymic Disorder",
+    "Heart Diseases", "Cardiovascular Diseases", "Myocardial Ischemia", "Airway Extubation",
+    "Intubation, Intratracheal", "Allopurinol", "Gout", "Bradycardia", "Adult", "Aged", "Patients",
+    "Muscle Cramp", "Leg", "Echocardiography", "Diagnosis", "Hypomagnesemia", "Quinine",
+    "Pregnant Women", "Fever", "Ibuprofen", "Acetaminophen", "Child", "Cough", "Gastroesophageal Reflux",
+    "Asthma",
+)  # fmt: skip
 _TREE = re.compile(r"^[A-Z]\d{2}(\.\d{3})*$")
 _UI = re.compile(r"^D\d{6,9}$")
 

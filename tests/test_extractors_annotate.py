@@ -1,25 +1,26 @@
-"""``Annotator``: every extractor over one citation, and the ``Annotation`` interface others use."""
+"""``Annotator``: every extractor over one citation, and the ``Annotation`` interface others use.
+
+Unit tests: the shipped rules and models over the tiny MeSH subset (``tiny_resources``,
+tests/fixtures/tiny_mesh); no MeSH concept index is built."""
 
 from __future__ import annotations
 
 import json
 import pickle
-from pathlib import Path
 
 import pytest
 
 from ebm.citation import Citation
 from ebm.medline import iter_bundled
+from ebm.resources import Resources
 from extractors.annotate import Annotation, Annotator
 
 PMIDS = {"9505772", "16691061", "20369616"}
 
 
 @pytest.fixture(scope="module")
-def annotator(concept_index: Path) -> Annotator:
-    from tests.shipped import resources
-
-    return Annotator(resources())
+def annotator(tiny_resources: Resources) -> Annotator:
+    return Annotator(tiny_resources)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ from ebm.errors import InputError
 from ebm.evaluation.sweep import CombinationScores, combined_scores
 from ebm.frame import frame_from_args, load_frame
 from ebm.frame_concepts import frame_concepts
-from ebm.mesh import mesh
 from ebm.scoring import (
     EQUAL,
     THERAPY_TUNED,
@@ -25,8 +24,8 @@ from ebm.scoring import (
 )
 from ebm.text.words import Words
 from extractors.annotate import Annotation, Annotator
-from tests import scoring_pool
-from tests.shipped import load_rules
+from tests import tiny
+from tests.tiny import load_rules, vocabulary
 
 
 def _words() -> Words:
@@ -47,19 +46,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def annotator(concept_index: Path) -> Annotator:
-    return scoring_pool.annotator()
+def annotator(tiny_resources: object) -> Annotator:
+    return tiny.annotator()
 
 
 @pytest.fixture(scope="module")
 def pool(annotator: Annotator) -> dict[str, Annotation]:
-    return {k: annotator.annotate(c) for k, c in scoring_pool.ischemia_pool().items()}
+    return {k: annotator.annotate(c) for k, c in tiny.ischemia_pool().items()}
 
 
 def test_ebm_score_is_the_weighted_sum(annotator: Annotator, pool: dict[str, Annotation]) -> None:
     frame = frame_from_args("therapy", problem="myocardial ischemia", intervention=["tracheal extubation"])
-    fc = frame_concepts(frame, annotator.matcher, mesh())
-    rules, v = load_rules(), mesh()
+    fc = frame_concepts(frame, annotator.matcher, vocabulary())
+    rules, v = load_rules(), vocabulary()
     for weights in (Weights(), Weights(*THERAPY_TUNED), Weights(1.0, 0.0), Weights(0.0, 0.0)):
         for ann in pool.values():
             e = score_citation(fc, ann, rules, v, ScoringConfig(weights, 2024), words=WORDS)
@@ -80,9 +79,9 @@ def test_ebm_score_is_the_weighted_sum(annotator: Annotator, pool: dict[str, Ann
 def test_equal_weights_rank_as_the_unweighted_sum(annotator: Annotator, pool: dict[str, Annotation]) -> None:
     """The default l1 = l2 = 1/3 is equation 3 (S_PICO + S_SoE + S_task) scaled: the same order."""
     frame = frame_from_args("therapy", problem="myocardial ischemia")
-    fc = frame_concepts(frame, annotator.matcher, mesh())
+    fc = frame_concepts(frame, annotator.matcher, vocabulary())
     scores = [
-        score_citation(fc, a, load_rules(), mesh(), ScoringConfig(Weights(), 2024), words=WORDS)
+        score_citation(fc, a, load_rules(), vocabulary(), ScoringConfig(Weights(), 2024), words=WORDS)
         for a in pool.values()
     ]
     for e in scores:

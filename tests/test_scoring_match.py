@@ -1,23 +1,21 @@
 """S_match (MeSH-tree PICO matching over all problems and mentions) and S_lexical (BM25 of the
 question's words among the candidates): EBM+'s components, on real citations of the bundled
-corpus (the myocardial ischaemia pool of tests/scoring_pool.py) and the real MeSH 2024 trees."""
+corpus (the myocardial ischaemia pool of tests/tiny.py) and the MeSH 2024 trees of the tiny subset."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 from ebm.frame import frame_from_args
 from ebm.frame_concepts import frame_concepts
-from ebm.mesh import mesh
 from ebm.scoring.hierarchy import BROADER, NARROWER, SAME, SIBLING, hierarchy
 from ebm.scoring.lexical import TITLE_WEIGHT, lexical_scores, term_frequencies
 from ebm.scoring.pico import PROBLEM_NO_OVERLAP, PROBLEM_PARTIAL, content_words, score_pico
 from ebm.scoring.topical import score_topical
 from ebm.text.words import Words
 from extractors.annotate import Annotation, Annotator
-from tests import scoring_pool
+from tests import tiny
+from tests.tiny import vocabulary
 
 
 def _words() -> Words:
@@ -35,23 +33,23 @@ def words(text: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def annotator(concept_index: Path) -> Annotator:
-    return scoring_pool.annotator()
+def annotator(tiny_resources: object) -> Annotator:
+    return tiny.annotator()
 
 
 @pytest.fixture(scope="module")
 def pool(annotator: Annotator) -> dict[str, Annotation]:
-    return {k: annotator.annotate(c) for k, c in scoring_pool.ischemia_pool().items()}
+    return {k: annotator.annotate(c) for k, c in tiny.ischemia_pool().items()}
 
 
 def scores(annotator: Annotator, ann: Annotation, task: str = "therapy", **slots):
     """(the paper's S_PICO, S_match) of one citation for a frame built from ``slots``."""
-    fc = frame_concepts(frame_from_args(task, **slots), annotator.matcher, mesh())
-    return score_pico(fc, ann, WORDS), score_topical(fc, ann, mesh(), WORDS)
+    fc = frame_concepts(frame_from_args(task, **slots), annotator.matcher, vocabulary())
+    return score_pico(fc, ann, WORDS), score_topical(fc, ann, vocabulary(), WORDS)
 
 
 def ui(name: str) -> str:
-    d = mesh().by_name(name)
+    d = vocabulary().by_name(name)
     assert d is not None, name
     return d.ui
 
@@ -60,7 +58,7 @@ def ui(name: str) -> str:
 
 
 def test_relations_follow_the_mesh_trees() -> None:
-    h = hierarchy(mesh())
+    h = hierarchy(vocabulary())
     depression, major = ui("Depressive Disorder"), ui("Depressive Disorder, Major")
     assert h.relation(depression, depression).strength == SAME
     narrower = h.relation(depression, major)  # F03.600.300 > F03.600.300.375
@@ -102,7 +100,7 @@ def test_problem_matches_a_narrower_primary_problem(
 def test_problem_found_beyond_the_primary_weighs_by_prominence(
     annotator: Annotator, pool: dict[str, Annotation]
 ) -> None:
-    h = hierarchy(mesh())
+    h = hierarchy(vocabulary())
     checked = 0
     for ann in pool.values():
         primary = ann.primary_problem
@@ -113,10 +111,10 @@ def test_problem_found_beyond_the_primary_weighs_by_prominence(
             unrelated = all(h.relation(cui, p) is None for p in primary.concepts)
             if not cui or not unrelated or content_words(name, WORDS) & content_words(primary.text, WORDS):
                 continue
-            fc = frame_concepts(frame_from_args("therapy", problem=name), annotator.matcher, mesh())
+            fc = frame_concepts(frame_from_args("therapy", problem=name), annotator.matcher, vocabulary())
             if fc.problem is None or [c.cui for c in fc.problem.concepts] != [cui]:
                 continue
-            paper, match = score_pico(fc, ann, WORDS), score_topical(fc, ann, mesh(), WORDS)
+            paper, match = score_pico(fc, ann, WORDS), score_topical(fc, ann, vocabulary(), WORDS)
             # the paper compares the primary problem only: a mismatch
             assert paper.problem == PROBLEM_NO_OVERLAP
             # S_match finds it among the other problems, weighed by its extractor score
@@ -180,10 +178,10 @@ def test_problem_without_a_concept_falls_back_to_its_words(
 ) -> None:
     rct = pool["rct"]
     fc = frame_concepts(
-        frame_from_args("therapy", problem="late extubation failure"), annotator.matcher, mesh()
+        frame_from_args("therapy", problem="late extubation failure"), annotator.matcher, vocabulary()
     )
     assert fc.problem is not None and not fc.problem.concepts
-    match = score_topical(fc, rct, mesh(), WORDS)
+    match = score_topical(fc, rct, vocabulary(), WORDS)
     wanted = content_words("late extubation failure", WORDS)
     present = {w for s in rct.document.sentences for w in words(s.text)}
     assert wanted & present  # "early vs late extubation"

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from ebm.citation import AbstractSection, Citation
 from ebm.frame import frame_from_args
 from ebm.frame_concepts import frame_concepts
-from ebm.mesh import mesh
 from ebm.scoring.pico import (
     CO_PROBLEM_ELSEWHERE,
     CO_PROBLEM_TITLE,
@@ -22,7 +19,8 @@ from ebm.scoring.pico import (
 )
 from ebm.text.words import Words
 from extractors.annotate import Annotation, Annotator
-from tests import scoring_pool
+from tests import tiny
+from tests.tiny import vocabulary
 
 
 def _words() -> Words:
@@ -40,18 +38,18 @@ def words(text: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def annotator(concept_index: Path) -> Annotator:
-    return scoring_pool.annotator()
+def annotator(tiny_resources: object) -> Annotator:
+    return tiny.annotator()
 
 
 @pytest.fixture(scope="module")
 def pool(annotator: Annotator) -> dict[str, Annotation]:
-    return {k: annotator.annotate(c) for k, c in scoring_pool.ischemia_pool().items()}
+    return {k: annotator.annotate(c) for k, c in tiny.ischemia_pool().items()}
 
 
 def pico(annotator: Annotator, ann: Annotation, task: str = "therapy", **slots):
     frame = frame_from_args(task, **slots)
-    return score_pico(frame_concepts(frame, annotator.matcher, mesh()), ann, WORDS)
+    return score_pico(frame_concepts(frame, annotator.matcher, vocabulary()), ann, WORDS)
 
 
 def test_problem_same_concept(annotator: Annotator, pool: dict[str, Annotation]) -> None:
@@ -66,7 +64,7 @@ def test_problem_same_concept(annotator: Annotator, pool: dict[str, Annotation])
 def test_problem_partial_string_match(annotator: Annotator, pool: dict[str, Annotation]) -> None:
     rct = pool["rct"]
     frame = frame_from_args("therapy", problem="brain ischemia")
-    fc = frame_concepts(frame, annotator.matcher, mesh())
+    fc = frame_concepts(frame, annotator.matcher, vocabulary())
     # A different concept from the trial's primary problem, sharing the word "ischemia".
     assert fc.problem is not None and fc.problem.concepts
     assert not {c.cui for c in fc.problem.concepts} & set(rct.primary_problem.concepts)
@@ -94,12 +92,9 @@ def test_problem_not_found_in_abstract(annotator: Annotator) -> None:
 
 
 def test_co_problems_title_elsewhere_and_task(annotator: Annotator) -> None:
-    s = scoring_pool.store()
-    in_title = [c for c in s.fetch(list(s.search("cough[ti]").pmids)) if c.abstract]
-    elsewhere = s.fetch(list(s.search('(cough[tiab] NOT cough[ti]) AND "gastroesophageal reflux"[mh]').pmids))
-    assert in_title and elsewhere
-    a_title = annotator.annotate(in_title[0])
-    a_else = annotator.annotate(elsewhere[0])
+    pool = tiny.pool_citations()  # cough in the title; cough in the abstract, indexed with GERD
+    a_title = annotator.annotate(pool["cough_title"])
+    a_else = annotator.annotate(pool["cough_elsewhere"])
     slots = {"problem": "gastroesophageal reflux disease", "co_problems": ["cough"]}
     assert pico(annotator, a_title, "differential diagnosis", **slots).co_problems == CO_PROBLEM_TITLE
     assert pico(annotator, a_else, "etiology", **slots).co_problems == CO_PROBLEM_ELSEWHERE
@@ -113,9 +108,7 @@ def test_co_problems_title_elsewhere_and_task(annotator: Annotator) -> None:
 
 
 def test_population_and_intervention_points(annotator: Annotator) -> None:
-    s = scoring_pool.store()
-    (cit,) = s.fetch(list(s.search("antipyretic[ti] AND ibuprofen[ti] AND acetaminophen[ti]").pmids))[:1]
-    ann = annotator.annotate(cit)
+    ann = annotator.annotate(tiny.pool_citations()["fever"])  # antipyretic, ibuprofen, acetaminophen
     pop = ann.population[0]
     assert "child" in pop.text.casefold()
     got = pico(
@@ -158,7 +151,7 @@ def test_frame_concepts_keep_slot_groups_and_drop_generic_concepts(annotator: An
         population=["elderly patients"],
         intervention=["diagnosis with echocardiography"],
     )
-    fc = frame_concepts(frame, annotator.matcher, mesh())
+    fc = frame_concepts(frame, annotator.matcher, vocabulary())
     assert fc.problem is not None
     assert [c.name for c in fc.problem.concepts] == ["Muscle Cramp"]  # the disorder, not "Leg"
     (pop,) = fc.population

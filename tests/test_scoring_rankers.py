@@ -1,5 +1,8 @@
 """The rankers of ``ebm ask`` (the paper's, kept exactly; EBM+), EBM+ weights files, the fitting
-with cross-validation, and the pipeline's start-up, on real citations of the bundled corpus."""
+with cross-validation, and the pipeline's start-up, on real citations of the bundled corpus.
+
+Unit tests over the tiny MeSH subset (``tiny_resources``); ``ebm ask`` on the store and the real
+index: tests/test_scoring_integration.py."""
 
 from __future__ import annotations
 
@@ -13,7 +16,8 @@ import pytest
 from ebm.ask import AskConfig, Pipeline
 from ebm.errors import InputError
 from ebm.evaluation.sweep import evaluate_settings
-from ebm.frame import frame_from_args, load_frame
+from ebm.frame import frame_from_args
+from ebm.resources import Resources
 from ebm.scoring.combine import combine
 from ebm.scoring.fit import GRID, Question, cross_validate, fit, mean_map, nested_cross_validate
 from ebm.scoring.rankers import (
@@ -28,7 +32,7 @@ from ebm.scoring.rankers import (
     shipped_weights,
 )
 from extractors.annotate import Annotation
-from tests import scoring_pool
+from tests import tiny
 
 ROOT = Path(__file__).resolve().parents[1]
 YEAR = 2024
@@ -37,15 +41,14 @@ DIAGNOSIS = frame_from_args("diagnostic test", problem="myocardial ischemia")
 
 
 @pytest.fixture(scope="module")
-def pipeline(concept_index: Path) -> Pipeline:
-    return Pipeline(
-        AskConfig(cache=False, year=YEAR), source=scoring_pool.store(), annotator=scoring_pool.annotator()
-    )
+def pipeline(tiny_resources: Resources) -> Pipeline:
+    # no source: these tests score given annotations, they never search
+    return Pipeline(AskConfig(cache=False, year=YEAR), resources=tiny_resources, annotator=tiny.annotator())
 
 
 @pytest.fixture(scope="module")
 def pool(pipeline: Pipeline) -> dict[str, Annotation]:
-    cits = scoring_pool.ischemia_pool()
+    cits = tiny.ischemia_pool()
     anns, _ = pipeline.annotate(list(cits.values()))
     return dict(zip(cits, anns, strict=True))
 
@@ -210,47 +213,7 @@ def test_cross_validation_scores_each_question_without_it(pool: dict[str, Annota
         fit([], ("a", "b"), qrels)
 
 
-# --- the pipeline -----------------------------------------------------------------------------------
-
-
-def test_ask_ranks_with_the_stores_retrieval_scores(pipeline: Pipeline) -> None:
-    frame = load_frame(ROOT / "questions" / "cough_gerd.yaml")
-    config = AskConfig(cache=False, year=YEAR, candidates=20)
-    with Pipeline(config, source=scoring_pool.store(), annotator=scoring_pool.annotator()) as p:
-        result = p.ask(frame)
-    answers = result.answers
-    assert answers and all(a.ranker == "ebm-plus" for a in answers)
-    hits = scoring_pool.store().search_hits(result.retrieval.query, limit=20)
-    bm25 = {h.pmid: h.score or 0.0 for h in hits.hits}
-    assert {a.pmid: a.retrieval for a in answers} == pytest.approx(bm25)
-    for a in answers:
-        assert sum(a.ranking.values()) == pytest.approx(a.score)
-        assert a.match is not None and a.lexical is not None
-    d = result.to_dict(top=3, explanation=True)
-    r0 = d["results"][0]
-    assert set(r0["ranking"]) == set(FEATURES) and r0["retrieval_score"] is not None
-    assert any(c["component"].startswith("match.") for c in r0["explanation"])
-
-
-def test_explain_shows_the_match_and_the_weights(pipeline: Pipeline, pool: dict[str, Annotation]) -> None:
-    rct = pool["rct"].citation.pmid
-    x = pipeline.explain(rct, THERAPY)
-    assert x.match is not None and x.match.problem == 1.0 and x.match.intervention == 1.0
-    assert x.plus is not None and x.plus.weights["retrieval"] == 1.0
-    d = x.to_dict()
-    assert d["answer"]["match"]["problem"] == 1.0 and d["ebm_plus_weights"]["retrieval"] == 1.0
-
-
-def test_a_warm_question_never_loads_the_annotator(tmp_path: Path, concept_index: Path) -> None:
-    frame = load_frame(ROOT / "questions" / "hypomagnesemia_causes.yaml")
-    config = AskConfig(cache_path=tmp_path / "annotations.sqlite", year=YEAR, candidates=10)
-    kw = {"source": scoring_pool.store(), "resources": scoring_pool.resources()}
-    with Pipeline(config, annotator=scoring_pool.annotator(), **kw) as cold:
-        first = cold.ask(frame)
-    with Pipeline(config, **kw) as warm:
-        second = warm.ask(frame)
-        assert warm._annotator is None  # every candidate came from the cache
-    assert [(a.pmid, a.score) for a in second.answers] == [(a.pmid, a.score) for a in first.answers]
+# --- start-up ---------------------------------------------------------------------------------------
 
 
 def test_importing_ask_and_the_cache_does_not_import_spacy() -> None:

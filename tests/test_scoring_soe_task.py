@@ -7,13 +7,12 @@ from pathlib import Path
 import pytest
 
 from ebm.citation import Citation, MeshHeading, Qualifier
-from ebm.mesh import mesh
 from ebm.rules import RuleSet
 from ebm.scoring.soe import score_soe as _score_soe
 from ebm.scoring.task import score_task
-from tests import scoring_pool
+from tests import tiny
 from tests.scoring_pool import headings, pub_types
-from tests.shipped import load_rules
+from tests.tiny import load_rules, vocabulary
 
 
 def score_soe(citation: Citation, rules: RuleSet, year: int, vocabulary: object) -> object:
@@ -31,8 +30,11 @@ def rules() -> RuleSet:
     return load_rules()
 
 
-def one(query: str, keep, what: str) -> Citation:
-    return scoring_pool.select(query, keep, what)[0]
+def one(name: str, keep, what: str) -> Citation:
+    """The bundled citation ``tests.tiny`` fixes as the ``name`` example (``keep`` checks it)."""
+    c = tiny.pool_citations()[name]
+    assert keep(c), f"{c.pmid} is no {what}"
+    return c
 
 
 def rule_line(where: str) -> str:
@@ -46,11 +48,11 @@ def rule_line(where: str) -> str:
 
 def test_core_journal_randomized_trial_and_date(rules: RuleSet) -> None:
     nejm = one(
-        '"randomized controlled trial"[pt]',
+        "nejm_rct",
         lambda c: c.journal is not None and c.journal.medline_ta == "N Engl J Med" and c.year is not None,
         "trial in the N Engl J Med",
     )
-    s = score_soe(nejm, rules, YEAR, mesh())
+    s = score_soe(nejm, rules, YEAR, vocabulary())
     assert s.journal == 0.6 and s.study == 0.5
     assert s.date == pytest.approx((nejm.year - YEAR) / 100)
     assert s.total == pytest.approx(0.6 + 0.5 + (nejm.year - YEAR) / 100)
@@ -61,24 +63,24 @@ def test_core_journal_randomized_trial_and_date(rules: RuleSet) -> None:
 
 
 def test_observational_non_core_and_non_clinical(rules: RuleSet) -> None:
-    case = scoring_pool.ischemia_pool()["case_report"]
-    s = score_soe(case, rules, YEAR, mesh())
+    case = tiny.ischemia_pool()["case_report"]
+    s = score_soe(case, rules, YEAR, vocabulary())
     assert rules.journals.match(case.journal) is None and s.journal == 0.0
     assert s.study == 0.3 and s.grade == "C"
     animal = one(
-        "animals[mh] NOT humans[mh]",
+        "animal",
         lambda c: (
             "Animals" in headings(c) and "Humans" not in headings(c) and c.publication_types is not None
         ),
         "animal study",
     )
-    a = score_soe(animal, rules, YEAR, mesh())
+    a = score_soe(animal, rules, YEAR, vocabulary())
     assert a.study == -1.5 and a.study_class == "non-clinical"
 
 
 def test_unknown_fields_score_zero_with_notes(rules: RuleSet) -> None:
     text_only = Citation(pmid="2", title="A title", abstract=None)
-    s = score_soe(text_only, rules, YEAR, mesh())
+    s = score_soe(text_only, rules, YEAR, vocabulary())
     assert (s.journal, s.study, s.date, s.grade) == (0.0, 0.0, 0.0, None)
     reasons = " | ".join(c.reason for c in s.contributions)
     assert "journal unknown" in reasons and "study type unknown" in reasons and "year" in reasons
@@ -89,16 +91,16 @@ def test_unknown_fields_score_zero_with_notes(rules: RuleSet) -> None:
 
 def test_therapy_indicators_with_rule_lines(rules: RuleSet) -> None:
     nejm = one(
-        '"asthma"[majr] AND "randomized controlled trial"[pt]',
+        "nejm_rct",
         lambda c: "drug therapy" in headings(c).get("Asthma", (False, set()))[1],
         "asthma trial indexed Asthma/drug therapy",
     )
-    t = score_task(nejm, "therapy", rules, mesh())
+    t = score_task(nejm, "therapy", rules, vocabulary())
     assert t.task == "therapy"
     hits = [c for c in t.contributions if c.points != 0]
     assert hits and t.score == pytest.approx(sum(c.points for c in t.contributions))
     assert t.score == pytest.approx(
-        rules.task_indicators.weights("therapy", mesh()).score(nejm.mesh_headings, mesh())
+        rules.task_indicators.weights("therapy", vocabulary()).score(nejm.mesh_headings, vocabulary())
     )
     drug = [c for c in hits if "'Asthma/drug therapy'" in c.reason]
     assert len(drug) == 1
@@ -111,12 +113,12 @@ def test_therapy_indicators_with_rule_lines(rules: RuleSet) -> None:
 
 
 def test_diagnosis_flips_therapy_terms_and_genomics_is_negative(rules: RuleSet) -> None:
-    pool = scoring_pool.ischemia_pool()
-    v = mesh()
+    pool = tiny.ischemia_pool()
+    v = vocabulary()
     diag = pool["diagnostic"]
     assert score_task(diag, "diagnostic test", rules, v).score > 0
     assert score_task(diag, "therapy", rules, v).score < 0
-    nejm = one('"asthma"[majr] AND "randomized controlled trial"[pt]', lambda c: True, "asthma trial")
+    nejm = one("nejm_rct", lambda c: True, "asthma trial")
     assert score_task(nejm, "therapy", rules, v).score > 0
     assert score_task(nejm, "differential diagnosis", rules, v).score < 0
     genomics = pool["genomics"]
@@ -127,14 +129,14 @@ def test_diagnosis_flips_therapy_terms_and_genomics_is_negative(rules: RuleSet) 
 
 
 def test_prevention_adds_to_therapy_and_prognosis_terms(rules: RuleSet) -> None:
-    v = mesh()
+    v = vocabulary()
     prev = one(
-        "prevention[ti]",
+        "prevention",
         lambda c: any("prevention & control" in q for _, q in headings(c).values()),
         "citation indexed with /prevention & control",
     )
     assert score_task(prev, "prevention", rules, v).score > score_task(prev, "therapy", rules, v).score
-    rct = scoring_pool.ischemia_pool()["rct"]
+    rct = tiny.ischemia_pool()["rct"]
     assert "Treatment Outcome" in headings(rct)
     p = score_task(rct, "prognosis", rules, v)
     (hit,) = [c for c in p.contributions if "'Treatment Outcome'" in c.reason]
@@ -142,7 +144,7 @@ def test_prevention_adds_to_therapy_and_prognosis_terms(rules: RuleSet) -> None:
 
 
 def test_unknown_and_missing_headings(rules: RuleSet) -> None:
-    v = mesh()
+    v = vocabulary()
     old = Citation(
         pmid="3",
         mesh_headings=(
@@ -156,7 +158,7 @@ def test_unknown_and_missing_headings(rules: RuleSet) -> None:
     none = score_task(Citation(pmid="4"), "therapy", rules, v)
     assert none.score == 0.0 and "not indexed" in none.contributions[0].reason
     pqa = one(
-        '"humans"[mh]',
+        "pubmedqa",
         lambda c: bool(c.extra.get("mesh_major_unknown")),
         "PubMedQA record without main-theme flags",
     )
