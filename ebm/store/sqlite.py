@@ -77,14 +77,11 @@ CREATE TABLE headings(
     major INTEGER NOT NULL,            -- main theme: the descriptor or one of its qualifiers starred
     descriptor_major INTEGER NOT NULL  -- the descriptor itself starred
 );
-CREATE INDEX headings_vid ON headings(vid, major);
 CREATE INDEX headings_cid ON headings(cid);
 CREATE TABLE qualifiers(heading INTEGER NOT NULL, cid INTEGER NOT NULL, vid INTEGER NOT NULL,
                         major INTEGER NOT NULL);
-CREATE INDEX qualifiers_vid ON qualifiers(vid);
 CREATE INDEX qualifiers_cid ON qualifiers(cid);
 CREATE TABLE pubtypes(cid INTEGER NOT NULL, vid INTEGER NOT NULL);
-CREATE INDEX pubtypes_vid ON pubtypes(vid);
 CREATE INDEX pubtypes_cid ON pubtypes(cid);
 
 CREATE VIRTUAL TABLE text_fts USING fts5(
@@ -105,6 +102,19 @@ END;
 CREATE TRIGGER vocab_bd BEFORE DELETE ON vocab BEGIN
     SELECT RAISE(ABORT, 'vocab rows are kept: headings refer to them');
 END;
+"""
+
+# Covering indexes for the field terms ([mh] [majr] [sh] [pt] hasabstract): a term's citation ids
+# come from the index alone, without reading a row per match. Written with a new store;
+# ``MedlineStore.optimize`` adds them to a store made before them (replacing the narrower ones).
+_SEARCH_INDEXES = """
+DROP INDEX IF EXISTS headings_vid;
+DROP INDEX IF EXISTS qualifiers_vid;
+DROP INDEX IF EXISTS pubtypes_vid;
+CREATE INDEX IF NOT EXISTS headings_vid_cid ON headings(vid, major, cid);
+CREATE INDEX IF NOT EXISTS qualifiers_vid_cid ON qualifiers(vid, cid);
+CREATE INDEX IF NOT EXISTS pubtypes_vid_cid ON pubtypes(vid, cid);
+CREATE INDEX IF NOT EXISTS citations_abstract ON citations(has_abstract);
 """
 
 
@@ -246,7 +256,7 @@ class MedlineStore:
     def _init_schema(self) -> None:
         tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not tables:
-            self._db.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
+            self._db.executescript("BEGIN;" + _SCHEMA + _SEARCH_INDEXES + "COMMIT;")
             self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
             stored.ensure_tables(self._db)
             return
@@ -280,8 +290,10 @@ class MedlineStore:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def optimize(self) -> None:
-        """Merge the FTS5 index segments (faster queries after a large ingest)."""
+        """Merge the FTS5 index segments (faster queries after a large ingest); add the covering
+        indexes of the field terms to a store made before them."""
         with self._lock:
+            self._db.executescript(_SEARCH_INDEXES)
             for table in ("text_fts", "word_fts", "mesh_fts"):
                 self._db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
