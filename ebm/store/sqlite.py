@@ -673,7 +673,7 @@ class MedlineStore:
     def translate(self, query: str) -> SqlQuery:
         """How the store reads ``query`` (``InputError`` if it cannot honour it)."""
         return translate(
-            query, self._known_name, self.vocabulary, pico=self.get_meta(stored.META_VERSION)
+            query, self._known_name, vocabulary=self.vocabulary, pico=self.get_meta(stored.META_VERSION)
         )
 
     def _known_name(self, kind: str, name: str) -> bool:
@@ -759,12 +759,11 @@ def _ranked_sql(q: SqlQuery, limit: int, sort: str) -> tuple[str, tuple[object, 
     """
     newest = "sort_date DESC NULLS LAST, CAST(pmid AS INTEGER) DESC"
     ranked = sort != "date" and q.rank_match is not None
-    if ranked and q.sql == _TEXT_SELECT and q.params == (q.rank_match,):
-        hits = "hits(id) AS (SELECT id FROM ranked)"  # one text term: its matches are the ranked rows
-        hit_params: tuple[object, ...] = ()
+    hit_sql, hit_params = _reuse_ranked(q) if ranked else (q.sql, q.params)
+    if hit_sql == "SELECT id FROM ranked":  # one text term: its matches are the ranked rows
+        hits = f"hits(id) AS ({hit_sql})"
     else:
-        hits = f"hits(id) AS MATERIALIZED (SELECT id FROM ({q.sql}))"
-        hit_params = q.params
+        hits = f"hits(id) AS MATERIALIZED (SELECT id FROM ({hit_sql}))"
     total = "(SELECT count(*) FROM hits)"
     if not ranked:
         sql = (
@@ -795,8 +794,30 @@ def _ranked_sql(q: SqlQuery, limit: int, sort: str) -> tuple[str, tuple[object, 
     return sql, (q.rank_match, *hit_params, limit, limit, limit)
 
 
-# a single text term's SELECT (ebm.store.query): its hits are exactly the rows its BM25 ranks
+# a text term's SELECT (ebm.store.query): with the rank expression as its MATCH, its matches are
+# exactly the rows ``ranked`` holds
 _TEXT_SELECT = "SELECT rowid AS id FROM text_fts WHERE text_fts MATCH ?"
+
+
+def _reuse_ranked(q: SqlQuery) -> tuple[str, tuple[object, ...]]:
+    """``q``'s SQL with every text_fts SELECT that matches the rank expression itself (a plain OR
+    of text words, as the pool queries are) read from ``ranked``: one full-text pass, not two."""
+    parts = q.sql.split(_TEXT_SELECT)
+    if len(parts) == 1:
+        return q.sql, q.params
+    params = list(q.params)
+    sql = parts[0]
+    at = parts[0].count("?")  # the translation passes every value as a parameter: no '?' in literals
+    for part in parts[1:]:
+        if params[at] == q.rank_match:
+            sql += "SELECT id FROM ranked"
+            del params[at]
+        else:
+            sql += _TEXT_SELECT
+            at += 1
+        sql += part
+        at += part.count("?")
+    return sql, tuple(params)
 
 
 # ------------------------------------------------------------------ record -> row
