@@ -8,7 +8,13 @@ import pytest
 
 from ebm.errors import InputError
 from ebm.mesh import mesh
-from ebm.store.query import BoolOp, Term, parse, translate
+from ebm.store.query import BoolOp, Term, parse
+from ebm.store.query import translate as store_translate
+
+
+def translate(query: str, **kw):  # the store's translation with the shipped MeSH 2024 by default
+    kw.setdefault("vocabulary", mesh())
+    return store_translate(query, **kw)
 
 
 def show(node: object) -> str:

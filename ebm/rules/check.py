@@ -231,7 +231,7 @@ def check_clinical_queries(t: ClinicalQueries, vocabulary: Any) -> list[Problem]
             out.append(Problem(r.file, r.line, "pubmed: unbalanced parentheses or quotes"))
         elif store_translate is not None:
             try:
-                store_translate(r.pubmed, vocabulary)
+                store_translate(r.pubmed, vocabulary=vocabulary)
             except EbmError as exc:
                 out.append(Problem(r.file, r.line, f"pubmed: the local store cannot run it: {exc}"))
         try:

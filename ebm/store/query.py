@@ -94,20 +94,15 @@ NameLookup = Callable[[str, str], bool]
 def translate(
     query: str,
     known: NameLookup | None = None,
-    vocabulary: MeshVocabulary | None = None,
+    *,
+    vocabulary: MeshVocabulary,
     pico: str | None = None,
 ) -> SqlQuery:
     """Parse ``query`` and translate it for the store: [mh]/[pt] names are looked up in
-    ``vocabulary`` (the store's MeSH), ``known`` as above; ``pico``: the annotation version
-    the PICO fields ([problem] [intervention] [population] [design] [grade]) read, None when
-    the store holds no stored annotations.
-
-    Without ``vocabulary`` the shipped MeSH 2024 is loaded: only for callers that have no
-    ``Resources`` yet (``ebm rules check`` before issue 11 lands); the store passes its own."""
-    if vocabulary is None:
-        from ebm.mesh import mesh
-
-        vocabulary = mesh()
+    ``vocabulary`` (the store's MeSH; required: the caller's ``Resources`` vocabulary, never a
+    hidden default), ``known`` as above; ``pico``: the annotation version the PICO fields
+    ([problem] [intervention] [population] [design] [grade]) read, None when the store holds
+    no stored annotations."""
     node = parse(query)
     tr = _Translator(vocabulary, known or (lambda _kind, _name: False), pico)
     c = tr.node(node)
