@@ -21,6 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ebm.store.query import Term, _resolve_descriptor, _resolve_pubtype, parse  # noqa: E402
+
 OUT = ROOT / "tests" / "fixtures" / "tiny_mesh"
 # the citations the unit tests annotate (tests/test_extractors_*.py, tests/test_scoring_*.py, ...)
 PMIDS = (
@@ -68,13 +70,28 @@ def rule_terms(resources) -> tuple[set[str], set[str], set[str]]:  # type: ignor
     for _, cui in resources.value("concept_synonyms"):
         names.add(cui)
     names |= set(resources.value("concept_stoplist").concepts)
-    mh: set[str] = set()
+    mh: set[str] = set()  # UIs of the MeSH and type names the filters search, as the store reads them
+    voc = resources.vocabulary
     for q in resources.rules.clinical_queries.rows:
-        mh |= {m.strip() for m in re.findall(r'"([^"]+)"\[mh\]', q.pubmed)}
-        mh |= {m.strip() for m in re.findall(r"([\w ,]+)\[MeSH Terms\]", q.pubmed)}
-        mh |= {m.strip() for m in re.findall(r'"([^"]+)"\[pt\]', q.pubmed)}
-        mh |= {m.strip() for m in re.findall(r"([\w ,]+)\[Publication Type\]", q.pubmed)}
+        for t in _terms(parse(q.pubmed)):
+            if t.field not in ("mh", "majr", "pt"):
+                continue
+            if "*" in t.text:  # a truncation needs one descriptor with its prefix
+                prefix = t.text.casefold().rstrip("*")
+                mh |= {min(d.ui for d in voc.descriptors.values() if d.name.casefold().startswith(prefix))}
+                continue
+            d = (_resolve_pubtype if t.field == "pt" else _resolve_descriptor)(voc, t.text)
+            if d is not None:
+                mh.add(d.ui)
     return names, trees, mh
+
+
+def _terms(node):  # type: ignore[no-untyped-def]
+    if isinstance(node, Term):
+        yield node
+    else:
+        for item in node.items:
+            yield from _terms(item)
 
 
 def found_in_citations(resources) -> set[str]:  # type: ignore[no-untyped-def]

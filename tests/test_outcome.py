@@ -18,8 +18,8 @@ from ebm.citation import AbstractSection
 from ebm.errors import DataError
 from ebm.medline.reader import read_citations
 from ebm.text.pipeline import TextPipeline
-from extractors.outcome import OutcomeModel, load_model
-from extractors.outcome_features import ngram_features, position_keys, semantic_features, words
+from extractors.outcome import load_model
+from extractors.outcome_features import ngram_features, position_keys, words
 from extractors.outcome_training import (
     Example,
     TrainingConfig,
@@ -29,7 +29,7 @@ from extractors.outcome_training import (
     train,
 )
 from tests.conftest import load_script
-from tests.shipped import default_cues, default_model, default_pipeline
+from tests.tiny import default_cues, default_model, default_pipeline
 
 oc = load_script("outcome_corpus")
 
@@ -219,7 +219,8 @@ def test_training_is_reproducible_and_stacks_on_held_out_folds(small_examples: l
 
 
 def test_model_file_round_trip(small_examples: list[Example], tmp_path: Path) -> None:
-    model = round_model(train(small_examples, seed=5, config=TrainingConfig(folds=3, ig_features=300), cues=default_cues()).model)
+    config = TrainingConfig(folds=3, ig_features=300)
+    model = round_model(train(small_examples, seed=5, config=config, cues=default_cues()).model)
     path = tmp_path / "m.json.gz"
     model.save(path)
     again = load_model(path)
@@ -334,28 +335,3 @@ def test_candidates_carry_span_probability_and_evidence(pipeline: TextPipeline) 
     )
     d = top.to_dict()
     assert d["evidence"]["position"] == "S:RESULTS:first" and d["text"] == top.text
-
-
-def test_semantic_classifier_uses_real_concepts(
-    concept_index: Path, eo: list, pipeline: TextPipeline
-) -> None:
-    from tests.shipped import annotate, resources
-
-    model: OutcomeModel = default_model()
-    if model.semantic is None:
-        pytest.skip("shipped model trained without concepts")
-    r = {x.pmid: x for x in eo}["35075109"]
-    doc = oc.process(r, pipeline).document
-    concepts = annotate(doc)
-    ctx = oc.semantic_context(doc, resources())
-    feats = semantic_features(doc, concepts, ctx.primary_problem, ctx.interventions)
-    assert any(f.startswith("G:") for fs in feats for f in fs)
-    with_sem = model.score(doc, default_cues(), concepts, ctx.primary_problem, ctx.interventions)
-    assert all("semantic" in c.evidence.scores for c in with_sem)
-    assert set(with_sem[0].evidence.weights) == {"intercept", *model.stack_semantic.weights}
-    without = model.score(doc, default_cues())
-    assert all("semantic" not in c.evidence.scores for c in without)
-    # a sentence naming the intervention gets the marker
-    if ctx.interventions:
-        marked = [i for i, fs in enumerate(feats) if "@intervention" in fs]
-        assert marked
