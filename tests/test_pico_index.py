@@ -145,3 +145,24 @@ def test_ask_retrieves_by_stored_pico_elements(indexed, resources) -> None:
     assert "[intervention]" in first.query
     labetalol = _with(truth, "intervention", voc.explode(voc.by_name("Labetalol").ui))
     assert first.count == len(hypertensive & labetalol)
+
+
+def test_bench_pools_from_the_pico_index(indexed, resources) -> None:
+    from ebm.evaluation.bench import retrieve_pools
+    from ebm.frame import frame_from_args
+    from ebm.store.sqlite import MedlineStore
+
+    path, truth = indexed
+    voc = resources.vocabulary
+    frames = {
+        "htn": frame_from_args("therapy", problem="hypertension", intervention=["labetalol"]),
+        "none": frame_from_args("therapy", problem="zzzz qqqq"),  # no concept: an empty pool
+    }
+    with MedlineStore(path, vocabulary=resources.vocabulary) as store:
+        pools, queries = retrieve_pools(frames, store, 10, resources, retrieval="pico")
+        bm25, _ = retrieve_pools(frames, store, 10, resources)
+    by = {p.qid: p for p in pools}
+    hypertensive = _with(truth, "problem", voc.explode(voc.by_name("Hypertension").ui))
+    assert by["htn"].pmids and set(by["htn"].pmids) <= hypertensive and "[problem]" in queries["htn"]
+    assert by["none"].pmids == [] and queries["none"] == ""
+    assert {p.qid for p in bm25} == {"htn", "none"}  # the default stays the BM25 query

@@ -73,6 +73,11 @@ def _add_input_options(p: argparse.ArgumentParser, frames_required: bool = True)
         action="store_true",
         help="annotate every citation afresh (default: reuse and fill ebm ask's annotation cache)",
     )
+    p.add_argument(
+        "--retrieval", choices=["bm25", "pico"], default="bm25",
+        help="without --pools: retrieve pools with the frame's query (bm25, default) or from the "
+        "stored annotations' PICO index (pico; needs ebm corpus annotate, issue 17)",
+    )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -102,7 +107,9 @@ def _components(args: argparse.Namespace) -> tuple[Any, dict[str, str] | None, l
             if not pools:
                 raise InputError(f"no question of {args.pools} has a frame in {args.frames}")
         else:
-            pools, queries = retrieve_pools(frames, store, args.pool_size, resources)
+            pools, queries = retrieve_pools(
+                frames, store, args.pool_size, resources, retrieval=getattr(args, "retrieval", "bm25")
+            )
             args.out.mkdir(parents=True, exist_ok=True)
             from ebm.evaluation.bench import pools_run
             from ebm.evaluation.trec import write_run

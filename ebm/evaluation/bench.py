@@ -134,17 +134,33 @@ def read_pools(path: str | Path) -> list[Pool]:
 
 
 def retrieve_pools(
-    frames: Mapping[str, Frame], store: Any, size: int, resources: Any
+    frames: Mapping[str, Frame], store: Any, size: int, resources: Any, retrieval: str = "bm25"
 ) -> tuple[list[Pool], dict[str, str]]:
     """Each frame's pool from the store with its formulated query (``ebm.query.retrieve``),
     relaxed until the pool is full; the score is the store's BM25 of that query, as in ``ebm
-    ask`` (the retrieval order, n, n - 1, ..., when the store gives none)."""
+    ask`` (the retrieval order, n, n - 1, ..., when the store gives none). ``retrieval="pico"``:
+    from the stored annotations' PICO index instead (``ebm.pico_retrieval``, no BM25)."""
     from ebm.ask import retrieval_scores
     from ebm.evaluation.components import Candidate
     from ebm.query import retrieve
 
     pools, queries = [], {}
     for qid in sorted(frames):
+        if retrieval == "pico":  # issue 17: the frame's concepts against the stored annotations
+            from ebm.frame_concepts import frame_concepts
+            from ebm.pico_retrieval import pico_ladder, pico_retrieve
+
+            fc = frame_concepts(frames[qid], resources.matcher, resources.vocabulary)
+            if not pico_ladder(fc):  # no concept to match: an empty pool (reported as such)
+                pools.append(Pool(qid, []))
+                queries[qid] = ""
+                continue
+            got = pico_retrieve(fc, store, size, size)
+            pmids = list(got.result.pmids)
+            values = retrieval_scores(pmids, None)
+            pools.append(Pool(qid, [Candidate(p, s) for p, s in zip(pmids, values, strict=True)]))
+            queries[qid] = got.query
+            continue
         found = retrieve(
             frames[qid],
             store,

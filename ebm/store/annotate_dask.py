@@ -117,7 +117,7 @@ def local_cluster(workers: int, memory_limit: str = "2GB") -> Any:
         host="127.0.0.1",
         dashboard_address=None,
         memory_limit=memory_limit,
-        silence_logs=logging.ERROR,  # not the nanny's "still alive, killing" at shutdown
+        silence_logs=logging.CRITICAL,  # not the shutdown races ("still alive, killing", heartbeats)
     )
 
 
