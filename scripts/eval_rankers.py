@@ -53,6 +53,7 @@ from ebm.scoring.ranker_prior import (
     PRIOR_WEIGHTS_FILE,
     PairQuestion,
     PriorWeights,
+    average_precision,
     choose,
     fit_prior,
     mean_ap,
@@ -172,6 +173,11 @@ VARIANTS: dict[str, Callable[[Mapping[str, Sequence[float]]], list[float]]] = {
         minmax(c["pico"]), _mean_evidence(c), minmax([capped(t) for t in c["task"]])
     ),
 }
+
+
+# Each question-aware evidence column alone as the first sort key (pool order breaking ties), as
+# the bench's diagnosis does for the paper's components: what it says about topical relevance.
+ALONE = ("findings", "design", "sample_size", "recency", "match.outcome")
 
 
 def main() -> int:
@@ -306,6 +312,9 @@ def run(args: argparse.Namespace) -> int:
     if args.variants:
         for label, fn in VARIANTS.items():
             runs.append(scored(label, {q: fn(per_question[q]) for q in qids}))
+    if args.variants:
+        for column in ALONE:
+            runs.append(scored(f"{column} alone", {q: per_question[q][column] for q in qids}))
     shipped = settings.plus_weights()
     label = "EBM+ (shipped weights)" if args.ranker_weights is None else f"EBM+ ({args.ranker_weights.name})"
     runs.append(scored(label, {q: ranked_scores("ebm-plus", q) for q in qids}))
@@ -424,6 +433,32 @@ def run(args: argparse.Namespace) -> int:
                         f"{mean_ap(dev, {q.qid: prior_scores(q, w) for q in dev}, n_rel):.3f}, bonus "
                         + ", ".join(f"{n} {x:.2f}" for n, x in zip(subset, w, strict=True))
                     )
+            # the shipped rankers on the weak questions: out of sample for both (neither saw them)
+            wqs = weak_of({"match": MATCH})["match"]
+            ranked = {
+                "pool order": {q.qid: -np.arange(len(q.docnos), dtype=float) for q in wqs},
+                **{
+                    f"{name} (shipped)": {
+                        q: np.asarray(
+                            rank_columns(name, d.cols, list(range(1, len(d.pmids) + 1)), settings).scores
+                        )
+                        for q, d in weak["questions"].items()
+                    }
+                    for name in ("ebm-plus", "ebm-prior", "paper-ebm")
+                },
+            }
+            per_q = {
+                k: np.array([average_precision(v[q.qid], q.relevant, 1) for q in wqs])
+                for k, v in ranked.items()
+            }
+            for k, v in per_q.items():
+                c = wilcoxon(v, per_q["pool order"])
+                notes.append(
+                    f"weak questions ({len(wqs)}, own article relevant): {k} MAP {v.mean():.3f}"
+                    + ("" if k == "pool order" else f", vs pool order p {c.p_value:.3g}")
+                )
+            c = wilcoxon(per_q["ebm-prior (shipped)"], per_q["ebm-plus (shipped)"])
+            notes.append(f"weak questions: ebm-prior vs ebm-plus, Wilcoxon p {c.p_value:.3g}")
             both = nested_prior(main_sets, PENALTIES, n_rel, extra=weak_of(PRIOR_SETS))
             runs.append(scored("EBM-prior, dev + weak questions (nested CV)", both.held_out_scores))
         name, pen = choose(main_sets, PENALTIES, n_rel)
