@@ -13,6 +13,14 @@ the ``... (LOQO CV)`` run ranks each question with weights fitted on the *other*
 
     python scripts/eval_rankers.py --bench ../shared/data/bench --year 2024 [--fit [--write]] [--ablation]
 
+Issue 15: every table is also given per question kind (few: 1-2 lenient-relevant citations,
+many: more); ``--prior`` estimates EBM-prior (``ebm.scoring.ranker_prior``) by nested CV (feature
+set and penalty chosen without the left-out question; with ``--ablation`` per feature set),
+``--weak FILE`` adds the weak questions of ``scripts/weak_questions.py`` (fits on them alone,
+scored on every dev question; the shipped rankers scored on them), ``--write-prior`` ships the
+fit on all questions; ``--variants`` adds untuned S_EBM forms (each tested against date order)
+and each question-aware evidence column alone. ``--cache FILE`` keeps the computed columns.
+
 Tune on the development split only: the other half of the benchmark is withheld.
 """
 
