@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.candidates} candidates per question; medians of {args.repeat} runs (cold: 1 run)\n")
         header = (
             f"{'question':<26} {'cands':>5} {'retrieval':>9} {'cold':>7} {'(annot.)':>8} "
-            f"{'warm':>7} {'(annot.)':>8} {'warm/retr':>9} {'no find.':>8} {'findings +':>10} {'(in ask)':>8} {'(cpu)':>6}"
+            f"{'warm':>7} {'(annot.)':>8} {'warm/retr':>9} {'no find.':>8} {'findings +':>10} "
+            f"{'(in ask)':>8} {'(cpu)':>6}"
         )
         print(header)
         print("-" * len(header))
@@ -131,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{name:<26} {n:>5} {retrieval:>8.2f}s {cold:>6.2f}s {cold_result.timings.annotate:>7.2f}s "
                 f"{warm:>6.2f}s {warm_annot:>7.2f}s {warm / retrieval:>8.1f}x "
-                f"{no_findings:>7.3f}s {1000 * (warm - no_findings):>8.0f}ms {1000 * inask:>6.0f}ms {1000 * cpu:>4.0f}ms"
+                f"{no_findings:>7.3f}s {1000 * (warm - no_findings):>8.0f}ms "
+                f"{1000 * inask:>6.0f}ms {1000 * cpu:>4.0f}ms"
             )
             totals["cpu"].append(cpu)
             totals["retrieval"].append(retrieval)
