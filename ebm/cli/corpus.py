@@ -266,7 +266,8 @@ def run_annotate(args: argparse.Namespace) -> int:
         total = store.annotated_count(version)
     for line in report.skipped[:NOTICES_SHOWN]:
         print(f"ebm: skipped {line}", file=sys.stderr)
-    rate = f" in {report.seconds:.1f} s ({report.rate:.1f} citations/s on {report.workers} workers)"
+    workers = f"{report.workers} worker{'s' if report.workers != 1 else ''}"
+    rate = f" in {report.seconds:.1f} s ({report.rate:.1f} citations/s on {workers}, start-up included)"
     print(
         f"annotated {report.annotated:,} of {report.todo:,} citations missing"
         f"{rate if report.todo else ''}; {total:,} stored for version {version[:12]}"
