@@ -69,6 +69,11 @@ def annotate_records(rules_dir: str | None, records: Sequence[bytes]) -> tuple[s
         except UnprocessableText as exc:
             out.append(Compact(citation.pmid, None, error=str(exc)))
             continue
+        design = getattr(a, "design", None)  # the annotator's own (issue 13), else computed here
+        if design is not None:
+            size = a.sample_size.value if getattr(a, "sample_size", None) is not None else None
+            out.append(compact(a, design.get("label"), size))
+            continue
         d = design_json(citation, design_model)
         size = d["sample_size"]["value"] if d["sample_size"] else None
         out.append(compact(a, d["design"]["label"] if d["design"] else None, size))  # None: no text
