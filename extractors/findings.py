@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ebm.errors import DataError, InputError
 from ebm.text.document import Document
+from ebm.text.roles import sentence_role
 from ebm.text.sentences import split_spans
 from extractors.model_file import load_json_gz, save_json_gz, sigmoid
 from extractors.numbers import p_significant, parse_numbers
@@ -92,12 +93,16 @@ COMPARISON_CUES = re.compile(
 )
 SIGNIFICANT_CUE = re.compile(r"\bsignifican\w*", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z]+|\d+(?:[.,]\d+)?")
+# A sentence's section group by its role (``ebm.text.roles``): the aims are background here;
+# an unstructured sentence (role from its place) has none.
 SECTION_GROUPS = {
-    "RESULTS": "results",
-    "CONCLUSIONS": "conclusions",
-    "METHODS": "methods",
-    "BACKGROUND": "background",
-    "OBJECTIVE": "background",
+    "title": "title",
+    "results": "results",
+    "conclusions": "conclusions",
+    "methods": "methods",
+    "background": "background",
+    "objective": "background",
+    "other": "other",
 }
 
 
@@ -218,27 +223,13 @@ class Unit:
     position: str  # title / first / middle / last
 
 
-_LABEL_GROUPS = (
-    ("results", ("RESULT", "FINDING")),
-    ("conclusions", ("CONCLU", "INTERPRET", "DISCUSSION")),
-    (
-        "methods",
-        ("METHOD", "DESIGN", "SETTING", "PARTICIPANT", "PATIENT", "INTERVENTION", "MEASURE", "SUBJECT"),
-    ),
-    ("background", ("BACKGROUND", "INTRODUCTION", "OBJECTIVE", "PURPOSE", "AIM", "CONTEXT")),
-)
-
-
 def section_of_label(label: str | None) -> str:
     """The section group of a printed heading without an NLM category ("MEASUREMENTS/MAIN
     RESULTS" is results); "none" without a heading."""
-    if not label:
-        return "none"
-    up = label.upper()
-    for group, words in _LABEL_GROUPS:
-        if any(w in up for w in words):
-            return group
-    return "other"
+    from ebm.text.roles import role_of_label
+
+    role = role_of_label(label)
+    return "none" if role is None else SECTION_GROUPS[role]
 
 
 def _position(i: int, n: int) -> str:
@@ -256,12 +247,8 @@ def units_of(text_or_document: str | Document) -> tuple[str, list[Unit]]:
         doc = text_or_document
         out = []
         for s in doc.sentences:
-            if s.position == "title":
-                sec = "title"
-            elif s.nlm_category:
-                sec = SECTION_GROUPS.get(s.nlm_category, "other")
-            else:
-                sec = section_of_label(s.section_label)
+            role = sentence_role(s)
+            sec = SECTION_GROUPS[role.role] if role.structured or role.role == "title" else "none"
             out.append(Unit(s.index, s.start, s.end, s.text, sec, s.position))
         return doc.text, out
     if not isinstance(text_or_document, str):

@@ -40,6 +40,7 @@ from ebm.errors import InputError
 from ebm.mesh import MeshVocabulary
 from ebm.rules.table import Table, choice, load, number, text
 from ebm.text.document import Document, Sentence
+from ebm.text.roles import SentenceRole, sentence_role
 from extractors.candidate import Candidate
 from extractors.cues import CueSet, WeightedCue, cue_set
 from extractors.population import PopulationWords
@@ -51,14 +52,10 @@ FOREIGN_GROUPS = ("DISO", "LIVB")  # disorders, persons: what a phrase before "g
 LOCAL_WINDOW = 8  # tokens before a mention searched for a "before" cue
 AFTER_CHARS = 30  # characters after a mention searched for an "after" cue
 
-# Where a sentence stands, by section label (structured abstracts) or position (unstructured).
-_SECTION_CLASS = [
-    (re.compile(r"OBJECTIVE|AIM|PURPOSE|INTERVENTION|TREATMENT", re.I), "aims"),
-    (re.compile(r"METHOD|DESIGN|PATIENT|PARTICIPANT|SUBJECT|SETTING", re.I), "methods"),
-    (re.compile(r"BACKGROUND|INTRODUCTION|CONTEXT", re.I), "background"),
-    (re.compile(r"RESULT|FINDING", re.I), "results"),
-    (re.compile(r"CONCLUSION|INTERPRETATION|DISCUSSION", re.I), "conclusions"),
-]
+# Where a sentence stands: a key of ``POSITION_WEIGHTS`` by its role (``ebm.text.roles``),
+# from its section (structured abstracts) or its place (unstructured).
+_ROLE_CLASS = {"objective": "aims", "other": "other section"}
+_GUESSED_CLASS = {"objective": "first two sentences", "conclusions": "last sentences"}
 # How much a mention weighs by where it stands: by how often a sentence there names an
 # intervention under study on the EBM-NLP development half A (``scripts/eval_extractors.py
 # --positions``: title 90 %, aims 78 %, first two sentences 75 %, conclusions and last
@@ -372,27 +369,20 @@ def _phrase_word(token: str, words: PopulationWords) -> bool:
 
 def position_class(sentence: Sentence) -> str:
     """Where a sentence stands: a key of ``POSITION_WEIGHTS``."""
-    if sentence.position == "title":
-        return "title"
-    label = sentence.nlm_category or sentence.section_label
-    if label:
-        for pattern, name in _SECTION_CLASS:
-            if pattern.search(label):
-                return name
-        return "other section"
-    if sentence.position == "first":
-        return "first two sentences"
-    if sentence.position == "last":
-        return "last sentences"
-    return "body"
+    return _position_class(sentence_role(sentence))
+
+
+def _position_class(role: SentenceRole) -> str:
+    if role.structured:
+        return _ROLE_CLASS.get(role.role, role.role)
+    return _GUESSED_CLASS.get(role.role, role.role)  # title, body
 
 
 def position_weight(sentence: Sentence) -> tuple[float, str]:
     # The title and the aims (the first sentences of an unstructured abstract) name what is tested.
-    where = position_class(sentence)
-    label = sentence.nlm_category or sentence.section_label
-    why = f"section {label}" if label and where != "title" else where
-    return POSITION_WEIGHTS[where], why
+    role = sentence_role(sentence)
+    where = _position_class(role)
+    return POSITION_WEIGHTS[where], role.why() if role.structured else where
 
 
 def _text_before(doc: Document, c: Mention) -> str:

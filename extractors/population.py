@@ -24,6 +24,7 @@ from ebm.concepts.annotate import Concept
 from ebm.errors import InputError
 from ebm.rules.table import Table, choice, load, text
 from ebm.text.document import Document, Sentence, Token
+from ebm.text.roles import sentence_role
 from extractors.candidate import Candidate
 
 GROUP = "GRUP"
@@ -164,13 +165,17 @@ _TRAILING = {
 _MAX_LEFT = 6  # tokens between number and group
 _MAX_RIGHT = 10  # tokens of trailing description
 
-_SECTION_WEIGHT = [
-    (re.compile(r"PARTICIPANT|PATIENT|SUBJECT|POPULATION|SAMPLE", re.I), 1.0),
-    (re.compile(r"METHOD|DESIGN|SETTING|MATERIAL", re.I), 0.95),
-    (re.compile(r"OBJECTIVE|AIM|PURPOSE|BACKGROUND|INTRODUCTION|CONTEXT", re.I), 0.8),
-    (re.compile(r"RESULT|FINDING|OUTCOME", re.I), 0.7),
-    (re.compile(r"CONCLUSION|INTERPRETATION|DISCUSSION|IMPLICATION", re.I), 0.4),
-]
+# Weight of a sentence of a structured abstract by its role (``ebm.text.roles``); a section
+# labelled for the participants weighs most, one for the outcome measures as results.
+ROLE_WEIGHTS: dict[str, float] = {
+    "methods": 0.95,
+    "objective": 0.8,
+    "background": 0.8,
+    "results": 0.7,
+    "conclusions": 0.4,
+    "other": 0.7,
+}
+FACET_WEIGHTS: dict[str, float] = {"participants": 1.0, "outcomes": 0.7}
 
 
 @dataclass(frozen=True)
@@ -214,14 +219,12 @@ def number_value(text: str) -> int | None:
 
 
 def position_weight(sentence: Sentence, n_sentences: int) -> tuple[float, str]:
-    if sentence.position == "title":
+    role = sentence_role(sentence)
+    if role.role == "title":
         return 0.75, "title"
-    label = sentence.section_label or sentence.nlm_category
-    if label:
-        for pattern, w in _SECTION_WEIGHT:
-            if pattern.search(label):
-                return w, f"section {label}"
-        return 0.7, f"section {label}"
+    if role.structured:
+        w = FACET_WEIGHTS.get(role.facet or "", ROLE_WEIGHTS.get(role.role, 0.7))
+        return w, role.why()
     # Unstructured: the population is usually stated early (aims, methods).
     w = max(0.4, 1.0 - 0.05 * max(sentence.index - 1, 0))
     return w, f"sentence {sentence.index} of {n_sentences}"

@@ -33,6 +33,7 @@ from ebm.concepts.annotate import Concept
 from ebm.mesh import MeshVocabulary
 from ebm.rules.table import Table
 from ebm.text.document import Document, Sentence
+from ebm.text.roles import sentence_role
 from extractors.candidate import Candidate
 from extractors.tree_weights import TreeWeights, tree_weights_from_table
 
@@ -44,7 +45,6 @@ SCOPES: tuple[Scope, ...] = ("title", "title+2", "all")
 TITLE_WEIGHT = 3.0
 PROMINENT_WEIGHT = 1.5  # first two sentences, background/objective sections
 BODY_WEIGHT = 1.0
-_PROMINENT_SECTION = re.compile(r"BACKGROUND|INTRODUCTION|OBJECTIVE|AIM|PURPOSE|CONTEXT", re.I)
 
 # Composition: other words MeSH uses for the head of a generic disorder mention.
 _HEAD_VARIANTS: dict[str, tuple[str, ...]] = {
@@ -111,13 +111,13 @@ def problem_kinds_from_table(table: Table) -> TreeWeights:
 
 
 def mention_weight(sentence: Sentence) -> tuple[float, str]:
-    if sentence.position == "title":
+    # The problem is stated where the study's aims and background are (``ebm.text.roles``):
+    # those sections, or the first two sentences of an unstructured abstract.
+    role = sentence_role(sentence)
+    if role.role == "title":
         return TITLE_WEIGHT, "title"
-    label = sentence.nlm_category or sentence.section_label
-    if label and _PROMINENT_SECTION.search(label):
-        return PROMINENT_WEIGHT, f"section {label}"
-    if not label and sentence.position == "first":
-        return PROMINENT_WEIGHT, "first two sentences"
+    if role.role in ("background", "objective"):
+        return PROMINENT_WEIGHT, role.why()
     return BODY_WEIGHT, "body"
 
 
