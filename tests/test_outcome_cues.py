@@ -8,14 +8,15 @@ import pytest
 
 from ebm.errors import InputError
 from ebm.resources import shipped_rules_dir as rules_dir
-from extractors.outcome_cues import read_cues
 from extractors.outcome_cues import CueTable as _CueTable
+from extractors.outcome_cues import read_cues
+from extractors.outcome_features import phrase_count, tokenize, words
 
 
 def CueTable(path: Path | None = None) -> _CueTable:  # noqa: N802 -- the table of a file (default: shipped)
     path = path or rules_dir() / "outcome_cues.tsv"
     return _CueTable(read_cues(path), path)
-from extractors.outcome_features import phrase_count, tokenize, words
+
 
 # Real sentences: EvidenceOutcomes PMID 35075109 (a training abstract), MEDLINE PMID 26702203.
 PFS = (
