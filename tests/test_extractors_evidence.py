@@ -9,12 +9,12 @@ from extractors.evidence import grade_evidence as grade
 from tests.conftest import bundled_citations
 
 
-def grade_evidence(citation: Citation):  # the shipped study types, names resolved in MeSH
-    from ebm.mesh import mesh
+def grade_evidence(citation: Citation):  # the shipped study types, names resolved in the tiny MeSH
     from ebm.resources import shipped_rules_dir
     from ebm.rules.tables import load_study_types
+    from tests.tiny import vocabulary
 
-    return grade(citation, load_study_types(shipped_rules_dir() / "study_types.tsv"), mesh())
+    return grade(citation, load_study_types(shipped_rules_dir() / "study_types.tsv"), vocabulary())
 
 PMIDS = {"9505772", "9110943", "21933749", "9482442", "2930949", "19299179"}
 
