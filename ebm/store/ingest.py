@@ -285,6 +285,10 @@ def _prepare(kind: str, name: str, data: bytes) -> tuple[list[Op], int, int] | E
                     ops.append(("notice", Notice(cut, label=name)))
                 rows.append(prepare_citation(record))
     except EbmError as exc:
+        # sent back to the writer by pickle: without its cause (lxml's error log cannot be
+        # pickled once distributed's tblib pickling is installed, e.g. after ebm corpus annotate)
+        exc.__cause__ = exc.__context__ = None
+        exc.__traceback__ = None
         return exc
     if rows:
         ops.append(("rows", rows))
