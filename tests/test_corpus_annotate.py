@@ -15,6 +15,18 @@ import pytest
 from tests.test_store_annotations import sample_citations
 
 
+@pytest.fixture(autouse=True)
+def _restore_pickling():
+    """Importing distributed installs tblib's exception pickling (copyreg) for every exception
+    class then defined; undone afterwards so later tests pickle exceptions as without Dask."""
+    import copyreg
+
+    saved = dict(copyreg.dispatch_table)
+    yield
+    copyreg.dispatch_table.clear()
+    copyreg.dispatch_table.update(saved)
+
+
 @pytest.fixture
 def cluster():
     """Built inside the test's EBM_HOME (the workers inherit it: the tests' concept index)."""
