@@ -94,8 +94,14 @@ class MeshMapper:
 
 
 def medline(shared: Path) -> Iterator[Citation]:
-    for path in sorted((shared / "medline").iterdir()):
+    # The files at the top of medline/ only: the later sub-folders (distribution-file slices,
+    # efetch records) are ingest and design-training samples, not part of the demo corpus.
+    for path in medline_files(shared):
         yield from read_citations(path)
+
+
+def medline_files(shared: Path) -> list[Path]:
+    return sorted(p for p in (shared / "medline").iterdir() if p.is_file())
 
 
 def pubmedqa(shared: Path, mapper: MeshMapper) -> Iterator[Citation]:

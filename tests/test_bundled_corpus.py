@@ -14,6 +14,9 @@ import pytest
 from ebm.citation import Citation, Qualifier
 from ebm.errors import DataError
 from ebm.medline import bundled_corpus_path, iter_bundled, read_citations
+from tests.conftest import load_script
+
+build = load_script("build_corpus")
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,7 +44,7 @@ def _source_pmids(shared: Path) -> dict[str, set[str]]:
         with gzip.open(shared / f"concepts/bc5cdr/CDR_{split}Set.PubTator.txt.gz", "rt") as f:
             bc5 |= {line.split("|")[0] for line in f if "|t|" in line}
     return {
-        "medline": {c.pmid for p in (shared / "medline").iterdir() for c in read_citations(p)},
+        "medline": {c.pmid for p in build.medline_files(shared) for c in read_citations(p)},
         "pubmedqa": pqa,
         "bc5cdr": bc5,
         "evidence-outcomes": _tar_pmids(shared / "pico/evidence-outcomes/consensus.tar.gz", "consensus/"),
@@ -74,7 +77,7 @@ def test_every_benchmark_pool_pmid_is_bundled(shared: Path, corpus: dict[str, Ci
 
 def test_medline_records_are_the_reader_records(shared: Path, corpus: dict[str, Citation]) -> None:
     n = 0
-    for path in sorted((shared / "medline").iterdir()):
+    for path in build.medline_files(shared):
         for c in read_citations(path):
             b = corpus[c.pmid]
             assert b.source == path.name
