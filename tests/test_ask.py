@@ -90,7 +90,9 @@ def test_edited_rules_copy_changes_the_order(
     row = "pt\tCase Reports\tobservational\t0.3\tC"
     assert text.count(row) == 1
     path.write_text(text.replace(row, "pt\tCase Reports\tobservational\t6\tC"), encoding="utf-8")
-    edited = Pipeline(AskConfig(ranker="ebm", cache=False, year=YEAR, rules=rules), source=scoring_pool.store())
+    edited = Pipeline(
+        AskConfig(ranker="ebm", cache=False, year=YEAR, rules=rules), source=scoring_pool.store()
+    )
     # S_study comes with the annotation (one evidence grade): annotated with the edited tables
     annotations, _ = edited.annotate([a.citation for a in pool.values()])
     answers = edited.rank(THERAPY, annotations)

@@ -148,7 +148,8 @@ error = None
 try:
     if sys.argv[3] == "ours":
         from ebm.concepts.matcher import QuickUMLSMatcher
-        found = [m.cui for m in QuickUMLSMatcher(out, Stoplist(frozenset(), frozenset()), stop).match("otitis media in children")]
+        matcher = QuickUMLSMatcher(out, Stoplist(frozenset(), frozenset()), stop)
+        found = [m.cui for m in matcher.match("otitis media in children")]
     else:  # QuickUMLS as shipped, on the same index
         from quickumls import QuickUMLS
         found = [g[0]["cui"] for g in QuickUMLS(str(out / "quickumls")).match("otitis media")]

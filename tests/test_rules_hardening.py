@@ -15,7 +15,9 @@ from ebm.cli import main
 from ebm.resources import shipped_rules_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-ASK = ["ask", "--task", "therapy", "--problem", "fever", "--format", "json", "--no-cache", "--candidates", "5"]
+ASK = [
+    "ask", "--task", "therapy", "--problem", "fever", "--format", "json", "--no-cache", "--candidates", "5",
+]
 
 
 @pytest.fixture()

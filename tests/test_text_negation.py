@@ -161,7 +161,10 @@ def test_shipped_table_loads_with_all_types() -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("# trigger\ttype\tcomment\nno\tpre\nwithout\tbefore\t\n", ":3: column 'type': 'before' is not one of"),
+        (
+            "# trigger\ttype\tcomment\nno\tpre\nwithout\tbefore\t\n",
+            ":3: column 'type': 'before' is not one of",
+        ),
         ("no\tpre\tx\textra\n", ":1: 4 cells, at most 3 expected"),
         ("\tpre\n", ":1: column 'trigger' is empty"),
         ("no\tpre\nNo\tpost\n", ":2: trigger 'no' already defined on line 1"),

@@ -9,8 +9,7 @@ import pytest
 from ebm.citation import AbstractSection, Citation
 from ebm.medline.reader import read_citations
 from ebm.text.abbreviations import expand_abbreviations, long_form_at
-from ebm.text.document import Document
-from ebm.text.document import UnprocessableText
+from ebm.text.document import Document, UnprocessableText
 from ebm.text.pipeline import TextPipeline, position_of
 
 
