@@ -36,6 +36,7 @@ from ebm.annotation_cache import annotation_version
 from ebm.ask import AskConfig, Pipeline
 from ebm.frame import frame_from_args
 from ebm.medline.bundled import iter_bundled
+from ebm.mesh import mesh as shipped_mesh
 from ebm.resources import Resources
 from ebm.store.annotate_dask import annotate_store, local_cluster, worker_cpu, worker_memory
 from ebm.store.annotations import compact
@@ -161,7 +162,7 @@ def writer_rate(resources: Resources, citations: list, work: Path, copies: int =
 def ask_latency(resources: Resources, work: Path, questions: int, repeat: int) -> dict:
     """Warm ask, 50 candidates, on a copy of the bundled store: the candidates' annotations
     stored (as ``ebm corpus annotate`` stores them) against annotating at question time."""
-    with open_store() as default:
+    with open_store(vocabulary=shipped_mesh) as default:
         src = default.path
     path = work / "bundled.sqlite"
     shutil.copy(src, path)

@@ -33,6 +33,7 @@ from pathlib import Path
 from synthetic_medline import real_bytes, write_files
 
 from ebm.medline.reader import read_citations, read_records
+from ebm.mesh import mesh as shipped_mesh
 from ebm.store.ingest import CHUNK_SIZE, ingest_files
 from ebm.store.sqlite import MedlineStore
 
@@ -114,14 +115,14 @@ def main() -> int:
         ]
 
         def serial() -> int:
-            with MedlineStore(out / "serial.sqlite") as store:
+            with MedlineStore(out / "serial.sqlite", vocabulary=shipped_mesh) as store:
                 return store.ingest((r for f in files for r in read_records(f)), batch_size=CHUNK_SIZE).read
 
         runs.append(("single process: read_records -> MedlineStore.ingest", serial))
         for w in (int(x) for x in args.workers.split(",")):
 
             def parallel(w: int = w) -> int:
-                with MedlineStore(out / f"parallel{w}.sqlite") as store:
+                with MedlineStore(out / f"parallel{w}.sqlite", vocabulary=shipped_mesh) as store:
                     return ingest_files(store, files, workers=w).read
 
             runs.append((f"ingest_files, {w} worker process{'es' if w != 1 else ''}", parallel))

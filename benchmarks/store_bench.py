@@ -29,6 +29,7 @@ from bench_timing import call_times
 
 from ebm.medline.bundled import iter_bundled
 from ebm.medline.reader import read_citations
+from ebm.mesh import mesh as shipped_mesh
 from ebm.store.default import build_default_store
 from ebm.store.sqlite import ABSTRACT_WEIGHT, TITLE_WEIGHT, MedlineStore
 
@@ -86,18 +87,18 @@ def main() -> int:
         plain.close()
 
         t = time.perf_counter()
-        with MedlineStore(tmpdir / "store.sqlite") as s:
+        with MedlineStore(tmpdir / "store.sqlite", vocabulary=shipped_mesh) as s:
             s.ingest(citations, batch_size=1000)
         store_s = time.perf_counter() - t
 
         t = time.perf_counter()
-        build_default_store(tmpdir / "default.sqlite", quiet=True)
+        build_default_store(tmpdir / "default.sqlite", quiet=True, vocabulary=shipped_mesh)
         build_s = time.perf_counter() - t  # includes reading the bundle (gzip JSON lines)
 
         medline = SHARED / "medline" / "medline16n0902.xml.gz"
         xml_n = sum(1 for _ in read_citations(medline))
         t = time.perf_counter()
-        with MedlineStore(tmpdir / "xml.sqlite") as s:
+        with MedlineStore(tmpdir / "xml.sqlite", vocabulary=shipped_mesh) as s:
             s.ingest(read_citations(medline))
         xml_s = time.perf_counter() - t
 
@@ -113,7 +114,7 @@ def main() -> int:
         print(f"  store file: {size / 1e6:.1f} MB")
 
         # ---- search
-        store = MedlineStore(tmpdir / "default.sqlite")
+        store = MedlineStore(tmpdir / "default.sqlite", vocabulary=shipped_mesh)
         db = sqlite3.connect(tmpdir / "default.sqlite")
         frames = sorted((SHARED / "bench" / "frames").glob("*.json"))
         pool_queries = [json.loads(f.read_text())["pool_query"] for f in frames]

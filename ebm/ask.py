@@ -293,7 +293,7 @@ class Pipeline:
             else:
                 from ebm.store import open_store
 
-                self._source = open_store(self.config.db)
+                self._source = open_store(self.config.db, vocabulary=lambda: self.resources.vocabulary)
         return self._source
 
     @property

@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ebm.mesh import mesh as shipped_mesh
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -73,7 +75,7 @@ def main() -> None:
     words = load_outcome_words(package_data(OUTCOME_WORDS_FILE))
     design_model = load_design_model(design_model_path())
     pipeline = TextPipeline()
-    store = open_store()
+    store = open_store(vocabulary=shipped_mesh)
     try:
         citations = {c.pmid: c for c in store.fetch([r["pmid"] for r in results])}
     finally:

@@ -34,6 +34,8 @@ import json
 import os
 import sys
 
+from ebm.mesh import mesh as shipped_mesh
+
 # Thousands of small least-squares fits: a multi-threaded BLAS on a shared 2-core machine spends
 # most of its time contending (30 ms per fit single-threaded, 1 s with the default threads).
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -261,7 +263,7 @@ def collect(
     config = AskConfig(year=args.year, ranker_weights=args.ranker_weights)
     models = load_evidence_models()
     out: dict[str, QuestionData] = {}
-    with open_store(args.db) as store, Pipeline(config, source=store) as pipeline:
+    with open_store(args.db, vocabulary=shipped_mesh) as store, Pipeline(config, source=store) as pipeline:
         for pool in pools:
             found = {c.pmid: c for c in store.fetch(pool.pmids)}
             kept = [c for c in pool.candidates if c.pmid in found]

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ebm.mesh import mesh as shipped_mesh
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -109,7 +111,10 @@ def run(args: argparse.Namespace) -> int:
     qrels: dict[str, dict[str, int]] = {}
     skipped = {"not in pool": 0, "no frame": 0, "pool under 20": 0}
     start = time.perf_counter()
-    with open_store(args.db) as store, Pipeline(AskConfig(year=args.year), source=store) as pipeline:
+    with (
+        open_store(args.db, vocabulary=shipped_mesh) as store,
+        Pipeline(AskConfig(year=args.year), source=store) as pipeline,
+    ):
         for source in pmids:
             if len(questions) >= args.n:
                 break

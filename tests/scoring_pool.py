@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ebm.citation import Citation
 from ebm.concepts.matcher import DictionaryMatcher
+from ebm.mesh import mesh as shipped_mesh
 from ebm.store import MedlineStore
 from ebm.store.default import DB_FILE, build_default_store
 from extractors.annotate import Annotator
@@ -39,8 +40,8 @@ def store() -> MedlineStore:
     """The default store of the bundled corpus in the tests' EBM_HOME (built on first use)."""
     path = test_home() / DB_FILE
     if not path.exists():
-        build_default_store(path, quiet=True)
-    return MedlineStore(path)
+        build_default_store(path, quiet=True, vocabulary=shipped_mesh)
+    return MedlineStore(path, vocabulary=shipped_mesh)
 
 
 def resources():  # -> ebm.resources.Resources

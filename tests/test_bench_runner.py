@@ -34,6 +34,7 @@ from ebm.evaluation.components import (
     fetch_pool_citations,
 )
 from ebm.evaluation.trec import read_run
+from ebm.mesh import mesh as shipped_mesh
 
 YEAR = 2024
 # pool order, with the years of the bundled records
@@ -172,7 +173,7 @@ def test_scored_systems_rank_as_ebm_ask_does(tiny: dict, home: Path, monkeypatch
 
     monkeypatch.setenv("EBM_HOME", str(home))
     pools = {p.qid: p for p in read_pools(tiny["pools"])}
-    with open_store() as store:
+    with open_store(vocabulary=shipped_mesh) as store:
         for name, ranker in REGISTRY.items():
             run = read_run(tiny["out"] / "runs" / f"{ranker.bench_run}.run")
             with Pipeline(AskConfig(year=YEAR, ranker=name), source=store) as pipeline:
@@ -219,7 +220,10 @@ def test_ebm_plus_run_is_ebm_asks_order(tiny: dict, home: Path, monkeypatch: pyt
     monkeypatch.setenv("EBM_HOME", str(home))
     run = read_run(tiny["out"] / "runs" / "ebm-plus.run")
     pools = {p.qid: p for p in read_pools(tiny["pools"])}
-    with open_store() as store, Pipeline(AskConfig(year=YEAR), source=store) as pipeline:
+    with (
+        open_store(vocabulary=shipped_mesh) as store,
+        Pipeline(AskConfig(year=YEAR), source=store) as pipeline,
+    ):
         assert pipeline.config.ranker == "ebm-plus"
         for qid, pool in pools.items():
             frame = load_frame(tiny["frames"] / f"{qid}.json")
@@ -259,7 +263,7 @@ def test_bm25_ranks_by_the_question_words_with_the_stores_scores(tiny: dict, hom
     assert bm25_words(frame, stop) == words
     run = read_run(tiny["out"] / "runs" / "bm25.run")
     pool = {p for p, _ in POOLS["E01"]}
-    with open_store() as store:
+    with open_store(vocabulary=shipped_mesh) as store:
         # the same query on the whole store, unrestricted: the pool's scores are the same
         hits = store.search_hits(bm25_query(frame, stop), limit=len(store))
     expected = {h.pmid: h.score for h in hits.hits if h.pmid in pool}
@@ -324,7 +328,7 @@ def test_another_year_is_another_fingerprint(tiny: dict, home: Path, monkeypatch
     monkeypatch.setenv("EBM_HOME", str(home))
     frames = {q: load_frame(tiny["frames"] / f"{q}.json") for q in POOLS}
     pools = read_pools(tiny["pools"])
-    with open_store() as store:
+    with open_store(vocabulary=shipped_mesh) as store:
         citations = fetch_pool_citations(store, pools)
     comp = Components.load(tiny["out"] / "components.json.gz")
     from tests.shipped import resources
@@ -344,7 +348,7 @@ def test_missing_pmids_are_an_error_naming_them(tiny: dict, tmp_path: Path, home
     args = ["bench", "--frames", str(tiny["frames"]), "--qrels", str(tiny["qrels"]), "--pools", str(pools)]
     code, _, err = run_cli([*args, "--out", str(tmp_path / "out"), "--quiet"])
     assert code == 2 and "99999999999" in err and "--skip-missing" in err
-    with open_store() as store:
+    with open_store(vocabulary=shipped_mesh) as store:
         found = fetch_pool_citations(store, read_pools(pools), skip_missing=True)
     assert "99999999999" not in found and len(found) == 11
 
@@ -355,7 +359,7 @@ def test_retrieved_pools_are_the_ask_retrieval(tiny: dict, home: Path, monkeypat
 
     monkeypatch.setenv("EBM_HOME", str(home))
     frames = load_frames_dir(tiny["frames"])
-    with open_store() as store:
+    with open_store(vocabulary=shipped_mesh) as store:
         from tests.shipped import resources
 
         r = resources()
@@ -459,7 +463,10 @@ def test_a_pool_left_empty_by_skip_missing_is_left_out(tiny: dict, home: Path, m
 
     monkeypatch.setenv("EBM_HOME", str(home))
     frames = load_frames_dir(tiny["frames"])
-    with open_store() as store, pytest.raises(DataError, match="no pooled citation is in the store"):
+    with (
+        open_store(vocabulary=shipped_mesh) as store,
+        pytest.raises(DataError, match="no pooled citation is in the store"),
+    ):
         compute_components(
             frames, [Pool("E01", [Candidate("99999999999", 1.0)])], store, skip_missing=True, resources=None
         )

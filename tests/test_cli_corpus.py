@@ -16,6 +16,7 @@ from ebm.citation import Citation
 from ebm.cli import main
 from ebm.medline.reader import read_citations
 from ebm.mesh import mesh
+from ebm.mesh import mesh as shipped_mesh
 from tests.test_store import heading_uis, in_tiab, in_tw, load_bundled, matching, under_tree
 
 
@@ -245,7 +246,7 @@ def test_ingest_counts_skipped_records_and_reports_cut_texts(
     assert stats["citations"] == 9
     from ebm.store import MedlineStore
 
-    with MedlineStore(db) as store:
+    with MedlineStore(db, vocabulary=shipped_mesh) as store:
         c = store.get(_pmid(records[7]))
         assert c is not None and sum(len(s.text) for s in c.abstract or ()) == 100_000
 
@@ -344,6 +345,6 @@ def test_a_huge_abstract_in_medline_text_format_is_cut_and_reported(
     )
     from ebm.store import MedlineStore
 
-    with MedlineStore(db) as store:
+    with MedlineStore(db, vocabulary=shipped_mesh) as store:
         c = store.get("20000000")
         assert c is not None and sum(len(s.text) for s in c.abstract or ()) == 100_000

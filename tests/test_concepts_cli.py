@@ -9,6 +9,7 @@ import pytest
 
 from ebm.cli import main
 from ebm.medline.reader import read_citations
+from ebm.mesh import mesh as shipped_mesh
 from ebm.store import MedlineStore
 
 TEXT = "Acute otitis media (AOM) in children given amoxicillin. There was no AOM recurrence."
@@ -49,7 +50,7 @@ def test_concepts_of_a_stored_citation(
 ) -> None:
     citations = list(read_citations(shared / "medline" / "medline16n0902.xml.gz"))[:5]
     db = tmp_path / "store.sqlite"
-    MedlineStore(db).ingest(citations)
+    MedlineStore(db, vocabulary=shipped_mesh).ingest(citations)
     target = next(c for c in citations if c.abstract)
     assert main(["concepts", "--pmid", target.pmid, "--db", str(db), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -225,7 +225,7 @@ def test_cli_make_with_the_local_store(shared: Path, tmp_path: Path, capsys) -> 
 def test_open_store_missing_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ebm.store", None)  # as if the store were not installed
     with pytest.raises(DataError, match=r"local MEDLINE store \(ebm.store\) is not available"):
-        assess.open_store()
+        assess.open_store(None, None)
 
 
 def test_score_by_hand(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import pytest
 from ebm.errors import InputError
 from ebm.medline.nbib import read_nbib
 from ebm.medline.reader import Deletion, read_citations, read_records
+from ebm.mesh import mesh as shipped_mesh
 from ebm.store.ingest import IngestSummary, file_seq, ingest_files
 from ebm.store.sqlite import MedlineStore
 
@@ -60,7 +61,7 @@ def test_parallel_ingest_stores_what_the_readers_read(
     files.append(shared / "eutils" / "biopython" / "pubmed_result2.txt")
     expected = _expected(files)
     assert len(expected) == 26 + 30 + 30 + 163 + 4
-    with MedlineStore(tmp_path / "s.sqlite") as store:
+    with MedlineStore(tmp_path / "s.sqlite", vocabulary=shipped_mesh) as store:
         summary = ingest_files(store, files, workers=workers, chunk_size=chunk)
         assert summary.read == len(expected) and summary.added == len(expected) and summary.replaced == 0
         assert summary.files == [f.name for f in files]  # every file recorded, in order
@@ -76,7 +77,7 @@ def test_parallel_ingest_stores_what_the_readers_read(
 
 
 def test_rerun_is_idempotent_and_older_files_are_reported(tmp_path: Path, pm: Path) -> None:
-    with MedlineStore(tmp_path / "s.sqlite") as store:
+    with MedlineStore(tmp_path / "s.sqlite", vocabulary=shipped_mesh) as store:
         first = ingest_files(store, [pm / SAMPLES[2]], workers=0)
         assert first.files == [SAMPLES[2]] and first.added == 30
         again = ingest_files(store, [pm / SAMPLES[2]], workers=0)
@@ -86,7 +87,7 @@ def test_rerun_is_idempotent_and_older_files_are_reported(tmp_path: Path, pm: Pa
         assert older.older == [SAMPLES[1], SAMPLES[0]] and older.read == 0 and len(store) == 30
         applied = ingest_files(store, [pm / SAMPLES[1]], workers=0, allow_older=True)
         assert applied.older == [SAMPLES[1]] and applied.added == 30 and len(store) == 60
-    with MedlineStore(tmp_path / "t.sqlite") as store:  # out of order within one run
+    with MedlineStore(tmp_path / "t.sqlite", vocabulary=shipped_mesh) as store:  # out of order within one run
         summary = ingest_files(store, [pm / SAMPLES[2], pm / SAMPLES[1]], workers=0)
         assert summary.files == [SAMPLES[2]] and summary.older == [SAMPLES[1]]
     assert file_seq("pubmed26n1335.xml.gz") == "26n1335" and file_seq("medline16n0902.xml.gz") == "16n0902"
@@ -111,7 +112,7 @@ def test_deletions_and_newer_versions(tmp_path: Path, pm: Path) -> None:
     first = next(read_citations(baseline))
     fixed = baseline.replace(first.title.encode(), b"Corrected title.", 1)
     (tmp_path / "pubmed26n1336.xml").write_bytes(fixed)
-    with MedlineStore(tmp_path / "s.sqlite") as store:
+    with MedlineStore(tmp_path / "s.sqlite", vocabulary=shipped_mesh) as store:
         ingest_files(store, [tmp_path / "pubmed26n1300.xml"], workers=2, chunk_size=4)
         assert all(p in store for p in deleted)
         summary = ingest_files(store, [update], workers=2, chunk_size=4)
@@ -130,7 +131,7 @@ def test_deletions_and_newer_versions(tmp_path: Path, pm: Path) -> None:
 
 def test_interrupted_ingest_resumes(tmp_path: Path, pm: Path, efetch_dir: Path) -> None:
     files = [pm / SAMPLES[1], pm / SAMPLES[2]]
-    with MedlineStore(tmp_path / "clean.sqlite") as store:
+    with MedlineStore(tmp_path / "clean.sqlite", vocabulary=shipped_mesh) as store:
         ingest_files(store, files, workers=0)
         clean = store.stats()
         clean_records = sorted(store.iter_citations(), key=lambda c: c.pmid)
@@ -141,7 +142,7 @@ def test_interrupted_ingest_resumes(tmp_path: Path, pm: Path, efetch_dir: Path) 
         if len(calls) == 3:  # third chunk of n1334 committed, then Ctrl-C
             raise KeyboardInterrupt
 
-    with MedlineStore(tmp_path / "s.sqlite") as store:
+    with MedlineStore(tmp_path / "s.sqlite", vocabulary=shipped_mesh) as store:
         summary = IngestSummary()
         with pytest.raises(KeyboardInterrupt):
             ingest_files(store, files, workers=2, chunk_size=5, summary=summary, on_chunk=interrupt)
@@ -159,7 +160,7 @@ def test_malformed_file_keeps_earlier_chunks_and_names_the_place(tmp_path: Path,
     cut.write_bytes(gzip.compress(xml[: len(xml) // 2]))
     bad = tmp_path / "bad.nbib"
     bad.write_text("PMID- 1\nTI  - one\n\nPMID- 2\nTI  - two\n\nPMID- 3\nbroken line\n")
-    with MedlineStore(tmp_path / "s.sqlite") as store:
+    with MedlineStore(tmp_path / "s.sqlite", vocabulary=shipped_mesh) as store:
         summary = IngestSummary()
         with pytest.raises(InputError, match=r"cut\.xml\.gz: truncated or malformed XML"):
             ingest_files(store, [cut], workers=2, chunk_size=3, summary=summary)
@@ -234,7 +235,7 @@ def test_workers_exit_when_the_writer_is_killed(tmp_path: Path, shared: Path) ->
     while any(_alive(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_alive(w) for w in workers)
-    with MedlineStore(db) as store:
+    with MedlineStore(db, vocabulary=shipped_mesh) as store:
         assert store.file_records() == [] and len(store) >= 20
         store.check()
         summary = ingest_files(store, [medline], workers=2)  # and the ingest resumes

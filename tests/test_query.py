@@ -14,6 +14,7 @@ import pytest
 from ebm.citation import Citation
 from ebm.errors import InputError
 from ebm.frame import Frame, Task, load_frame, load_frames
+from ebm.mesh import mesh as shipped_mesh
 from ebm.query import (
     LADDER,
     alternatives,
@@ -52,8 +53,8 @@ KW = {"rules": RULES, "vocabulary": VOC}
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MedlineStore]:
     """The bundled corpus in a store, built as the default store is."""
     path = tmp_path_factory.mktemp("store") / "medline.sqlite"
-    build_default_store(path, quiet=True)
-    with MedlineStore(path) as s:
+    build_default_store(path, quiet=True, vocabulary=shipped_mesh)
+    with MedlineStore(path, vocabulary=shipped_mesh) as s:
         yield s
 
 

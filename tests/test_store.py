@@ -27,6 +27,7 @@ from ebm.errors import DataError, InputError
 from ebm.medline.bundled import iter_bundled
 from ebm.medline.reader import Deletion, read_citations
 from ebm.mesh import mesh
+from ebm.mesh import mesh as shipped_mesh
 from ebm.store import MedlineStore
 from ebm.store.default import build_default_store
 from ebm.store.sqlite import IngestReport, sort_date
@@ -50,8 +51,8 @@ def bundled() -> list[Citation]:
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MedlineStore]:
     """The bundled corpus in a store, built once per session as the default store is."""
     path = tmp_path_factory.mktemp("store") / "medline.sqlite"
-    build_default_store(path, quiet=True)
-    with MedlineStore(path) as s:
+    build_default_store(path, quiet=True, vocabulary=shipped_mesh)
+    with MedlineStore(path, vocabulary=shipped_mesh) as s:
         yield s
 
 
@@ -425,7 +426,7 @@ def test_benchmark_pools_are_reproduced(store: MedlineStore, shared: Path) -> No
 
 def test_ingest_real_files_is_idempotent(tmp_path: Path, shared: Path) -> None:
     records = list(read_citations(medline_file(shared)))
-    with MedlineStore(tmp_path / "s.sqlite") as s:
+    with MedlineStore(tmp_path / "s.sqlite", vocabulary=shipped_mesh) as s:
         first = s.ingest(read_citations(medline_file(shared)), batch_size=100)
         assert (first.added, first.replaced, first.batches) == (len(records), 0, 7)
         stats, hits = s.stats(), s.search_hits("low back pain[mh] OR therapy", limit=50)
@@ -440,7 +441,7 @@ def test_ingest_real_files_is_idempotent(tmp_path: Path, shared: Path) -> None:
 def test_reingest_replaces_the_record_and_its_index_entries(tmp_path: Path, shared: Path) -> None:
     records = list(read_citations(medline_file(shared)))
     target = records[10]
-    with MedlineStore(tmp_path / "s.sqlite") as s:
+    with MedlineStore(tmp_path / "s.sqlite", vocabulary=shipped_mesh) as s:
         s.ingest(records)
         old_word = words(target.title)[0]
         assert target.pmid in all_hits(s, f"{old_word}[ti]")
@@ -457,7 +458,7 @@ def test_reingest_replaces_the_record_and_its_index_entries(tmp_path: Path, shar
 def test_deletions_remove_records_and_index_entries(tmp_path: Path, shared: Path) -> None:
     records = list(read_citations(medline_file(shared)))
     gone = records[:3]
-    with MedlineStore(tmp_path / "s.sqlite") as s:
+    with MedlineStore(tmp_path / "s.sqlite", vocabulary=shipped_mesh) as s:
         report = s.ingest([*records, Deletion(tuple(c.pmid for c in gone))])
         assert report.deleted == 3 and len(s) == len(records) - 3
         assert s.fetch([c.pmid for c in gone]) == []
@@ -469,7 +470,7 @@ def test_a_failing_batch_rolls_back_and_keeps_what_was_stored(tmp_path: Path, sh
     """A batch that fails inside its transaction (here a record SQLite refuses) changes nothing:
     records it would have replaced keep their stored version."""
     records = list(read_citations(medline_file(shared)))
-    with MedlineStore(tmp_path / "s.sqlite") as s:
+    with MedlineStore(tmp_path / "s.sqlite", vocabulary=shipped_mesh) as s:
         s.ingest(records[:300], batch_size=100)
         replacement = [dataclasses.replace(c, title="Zyxomycin") for c in records[200:250]]
         # a publication type without a name: SQLite refuses it (NOT NULL) mid-transaction
@@ -490,7 +491,7 @@ def test_an_interrupt_keeps_committed_batches_only(tmp_path: Path, shared: Path)
         yield from records[:250]
         raise KeyboardInterrupt
 
-    with MedlineStore(tmp_path / "s.sqlite") as s:
+    with MedlineStore(tmp_path / "s.sqlite", vocabulary=shipped_mesh) as s:
         report = IngestReport()
         with pytest.raises(KeyboardInterrupt):
             s.ingest(interrupted(), batch_size=100, report=report)
@@ -509,7 +510,7 @@ def test_a_malformed_file_keeps_the_records_before_it(tmp_path: Path, shared: Pa
         before.extend(read_citations(bad))
     assert 100 < len(before) < 604
     sample = list(read_citations(shared / "medline" / "medsamp2006.xml"))
-    with MedlineStore(tmp_path / "s.sqlite") as s:
+    with MedlineStore(tmp_path / "s.sqlite", vocabulary=shipped_mesh) as s:
         s.ingest(sample)
         report = IngestReport()
         with pytest.raises(InputError, match="truncated.xml"):
@@ -524,7 +525,7 @@ def test_killed_ingest_leaves_a_consistent_store(tmp_path: Path, shared: Path) -
     db = tmp_path / "killed.sqlite"
     records = list(read_citations(medline_file(shared)))
     sample = list(read_citations(shared / "medline" / "medsamp2006.xml"))
-    with MedlineStore(db) as s:
+    with MedlineStore(db, vocabulary=shipped_mesh) as s:
         s.ingest(sample)
     cmd = [
         sys.executable,
@@ -551,7 +552,7 @@ def test_killed_ingest_leaves_a_consistent_store(tmp_path: Path, shared: Path) -
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
-    with MedlineStore(db) as s:
+    with MedlineStore(db, vocabulary=shipped_mesh) as s:
         s.check()
         stored = len(s) - len(sample)
         assert 40 <= stored < len(records)
@@ -572,12 +573,12 @@ def test_opening_something_that_is_not_a_store_is_a_clear_error(tmp_path: Path) 
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"not a database at all" * 100)
     with pytest.raises(DataError, match="junk.sqlite"):
-        MedlineStore(junk)
+        MedlineStore(junk, vocabulary=shipped_mesh)
     other = tmp_path / "other.sqlite"
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE t(x)")
     with pytest.raises(DataError, match="not an ebm MEDLINE store"):
-        MedlineStore(other)
+        MedlineStore(other, vocabulary=shipped_mesh)
 
 
 def test_sort_date_reads_medline_dates() -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from ebm.mesh import mesh as shipped_mesh
 from ebm.rules.tables import load_clinical_queries
 from ebm.store import MedlineStore
 from ebm.store.default import build_default_store
@@ -46,8 +47,8 @@ TAGGED = [
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MedlineStore]:
     """The bundled corpus (8,185 real citations) in a store, built as the default store is."""
     path = tmp_path_factory.mktemp("store") / "medline.sqlite"
-    build_default_store(path, quiet=True)
-    with MedlineStore(path) as s:
+    build_default_store(path, quiet=True, vocabulary=shipped_mesh)
+    with MedlineStore(path, vocabulary=shipped_mesh) as s:
         yield s
 
 
@@ -182,13 +183,13 @@ def test_hits_are_probed_through_an_index_not_scanned_per_row(store: MedlineStor
 
 def test_optimize_gives_an_older_store_the_covering_indexes(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite"
-    with MedlineStore(path) as s:  # made as before the covering indexes
+    with MedlineStore(path, vocabulary=shipped_mesh) as s:  # made as before the covering indexes
         s._db.executescript(
             "DROP INDEX headings_vid_cid; DROP INDEX qualifiers_vid_cid; DROP INDEX pubtypes_vid_cid;"
             " DROP INDEX citations_abstract; CREATE INDEX headings_vid ON headings(vid, major);"
             " CREATE INDEX qualifiers_vid ON qualifiers(vid); CREATE INDEX pubtypes_vid ON pubtypes(vid);"
         )
-    with MedlineStore(path) as s:
+    with MedlineStore(path, vocabulary=shipped_mesh) as s:
         s.optimize()
         names = {r[0] for r in s._db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"headings_vid_cid", "qualifiers_vid_cid", "pubtypes_vid_cid", "citations_abstract"} <= names

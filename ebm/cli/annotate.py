@@ -27,6 +27,7 @@ from typing import Any
 
 from ebm.citation import Citation
 from ebm.errors import InputError
+from ebm.mesh import mesh as shipped_mesh
 
 EXPLAIN_LINES = 4  # reasons shown per candidate with --explain
 
@@ -95,7 +96,7 @@ def _citations(args: argparse.Namespace) -> list[Citation]:
         raise InputError("give a PMID, or --file FILE")
     from ebm.store import open_store
 
-    store = open_store(args.db)
+    store = open_store(args.db, vocabulary=shipped_mesh)
     try:
         found = store.fetch([pmid])
     finally:

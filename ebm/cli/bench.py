@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ebm.errors import InputError
+from ebm.mesh import mesh as shipped_mesh
 
 DEFAULT_OUT = Path("ebm-bench")
 COMPONENTS_FILE = "components.json.gz"
@@ -95,7 +96,7 @@ def _components(args: argparse.Namespace) -> tuple[Any, dict[str, str] | None, l
     resources = Resources.load(args.rules)  # every table of --rules DIR, or a file:line error
     notes: list[str] = []
     queries = None
-    with open_store(args.db) as store:
+    with open_store(args.db, vocabulary=shipped_mesh) as store:
         if args.pools is not None:
             pools = read_pools(args.pools)
             unframed = [p.qid for p in pools if p.qid not in frames]

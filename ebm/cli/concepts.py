@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ebm.errors import InputError
+from ebm.mesh import mesh as shipped_mesh
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         pmid = args.pmid.strip()
         if not pmid.isdigit():
             raise InputError(f"--pmid {args.pmid!r}: a PMID is a number")
-        found = open_store(args.db).fetch([pmid])
+        found = open_store(args.db, vocabulary=shipped_mesh).fetch([pmid])
         if not found:
             raise InputError(f"PMID {pmid} is not in the local store")
         doc = pipeline.process(found[0])

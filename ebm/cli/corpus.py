@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from ebm.errors import EbmError, InputError
+from ebm.mesh import mesh as shipped_mesh
 from ebm.query_syntax import MAX_DEPTH, MAX_TERMS
 from ebm.store.default import open_store
 from ebm.store.ingest import CHUNK_SIZE, IngestSummary
@@ -139,7 +140,7 @@ def run_ingest(args: argparse.Namespace) -> int:
     from ebm.store.ingest import IngestSummary, ingest_files
 
     files = _xml_files(args.paths)
-    store = open_store(args.db, create=True)
+    store = open_store(args.db, create=True, vocabulary=shipped_mesh)
     report = IngestSummary()
     with store, tqdm(unit=" citations", desc="ingest", file=sys.stderr, disable=None) as bar:
 
@@ -207,7 +208,7 @@ def _print_notices(report: IngestSummary) -> None:
 def run_search(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise InputError(f"--limit must not be negative, not {args.limit}")
-    with open_store(args.db) as store:
+    with open_store(args.db, vocabulary=shipped_mesh) as store:
         hits = store.search_hits(args.query, limit=args.limit, sort=args.sort)
     if args.json:
         doc = {
@@ -251,7 +252,7 @@ def run_annotate(args: argparse.Namespace) -> int:
         raise InputError("--batch-size must be at least 1 and --limit not negative")
     resources = default_resources(Path(args.rules) if args.rules else None)
     version = annotation_version(resources)
-    with open_store(args.db) as store:
+    with open_store(args.db, vocabulary=shipped_mesh) as store:
         report = annotate_store(
             store,
             version,
@@ -277,7 +278,7 @@ def run_annotate(args: argparse.Namespace) -> int:
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    with open_store(args.db) as store:
+    with open_store(args.db, vocabulary=shipped_mesh) as store:
         stats = store.stats()
     if args.json:
         print(json.dumps(stats.to_dict(), ensure_ascii=False, indent=2))

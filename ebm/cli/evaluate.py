@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ebm.errors import InputError
+from ebm.mesh import mesh as shipped_mesh
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -180,7 +181,7 @@ def run_assess_make(args: argparse.Namespace) -> int:
     answers = None
     if args.answers:
         answers = (assess.read_answers(args.answers[0]), assess.read_answers(args.answers[1]))
-    store = assess.open_store(args.store or None) if args.store is not None else None
+    store = assess.open_store(args.store or None, shipped_mesh) if args.store is not None else None
     try:
         lookup = assess.source_lookup(store) if store is not None else None
         sheet = assess.make_sheet(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ebm.errors import InputError
+from ebm.mesh import mesh as shipped_mesh
 
 DEFAULT_LIMIT = 3
 
@@ -189,7 +190,7 @@ def _run_frame(args: argparse.Namespace) -> int:
     comparison = " or ".join(frame.comparison)
     outcome = frame.outcome or ""
     pmids = [x.strip() for x in args.inputs]
-    store = open_store(args.db)
+    store = open_store(args.db, vocabulary=shipped_mesh)
     try:
         citations = {c.pmid: c for c in store.fetch(pmids)}
     finally:

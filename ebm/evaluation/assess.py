@@ -191,7 +191,7 @@ def source_lookup(source: Any) -> Lookup:
     return lookup
 
 
-def open_store(db: str | Path | None = None) -> Any:
+def open_store(db: str | Path | None, vocabulary: Any) -> Any:
     """The local MEDLINE store (``ebm.store.open_store``): ``db``, else the default store.
 
     The store is optional: without it (or without ``--store``) items show what the answers
@@ -205,7 +205,7 @@ def open_store(db: str | Path | None = None) -> Any:
     opener = getattr(store, "open_store", None)
     if opener is None:
         raise DataError("--store: ebm.store has no open_store(path) to open the store with")
-    return opener(Path(db) if db else None)
+    return opener(Path(db) if db else None, vocabulary=vocabulary)
 
 
 # -- making the sheet -------------------------------------------------------------------------

@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ebm.errors import DataError
+from ebm.mesh import MeshVocabulary
 from ebm.paths import data_dir
 from ebm.store.sqlite import MedlineStore
 
@@ -26,9 +28,16 @@ def default_store_path() -> Path:
 
 
 def open_store(
-    db: str | os.PathLike[str] | None = None, *, create: bool = False, quiet: bool = False
+    db: str | os.PathLike[str] | None = None,
+    *,
+    vocabulary: MeshVocabulary | Callable[[], MeshVocabulary],
+    create: bool = False,
+    quiet: bool = False,
 ) -> MedlineStore:
     """The store at ``db``, or the default store (built from the bundled corpus if missing).
+
+    ``vocabulary``: the MeSH vocabulary the store maps names with, or a function returning it
+    (see ``MedlineStore``).
 
     ``create=True`` makes a new empty store at an explicit ``db`` that does not exist yet
     (``ebm corpus ingest --db NEW``); otherwise a missing explicit store is a ``DataError``.
@@ -42,14 +51,20 @@ def open_store(
                 f"no MEDLINE store at {path} (create one with `ebm corpus ingest --db {path} FILE...`, "
                 "or leave out --db to use the default store)"
             )
-        return MedlineStore(path)
+        return MedlineStore(path, vocabulary=vocabulary)
     path = default_store_path()
     if not path.exists():
-        build_default_store(path, quiet=quiet)
-    return MedlineStore(path)
+        build_default_store(path, vocabulary=vocabulary, quiet=quiet)
+    return MedlineStore(path, vocabulary=vocabulary)
 
 
-def build_default_store(path: Path, *, quiet: bool = False, bundle: Path | None = None) -> None:
+def build_default_store(
+    path: Path,
+    *,
+    vocabulary: MeshVocabulary | Callable[[], MeshVocabulary],
+    quiet: bool = False,
+    bundle: Path | None = None,
+) -> None:
     """Build the store of the bundled corpus at ``path``.
 
     Built in a temporary file beside it and renamed into place, so an interrupted build
@@ -65,7 +80,7 @@ def build_default_store(path: Path, *, quiet: bool = False, bundle: Path | None 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp.unlink(missing_ok=True)
-        with MedlineStore(tmp, bulk=True) as store:
+        with MedlineStore(tmp, bulk=True, vocabulary=vocabulary) as store:
             report = store.ingest(iter_bundled(source), batch_size=BUILD_BATCH)
             store.optimize()
             store.set_meta("origin", f"bundled corpus {source.name} ({source.stat().st_size} bytes)")

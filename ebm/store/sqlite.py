@@ -200,8 +200,9 @@ class MedlineStore:
     One connection guarded by a lock, so a store can be shared between threads.
     ``bulk=True`` turns off journaling and syncing: only for building a new file that is
     thrown away if the build fails (see ``ebm.store.default``). ``vocabulary``: the MeSH the
-    store maps [mh]/[pt] names and UI-less headings with (the application's ``Resources``
-    vocabulary); without one, the shipped MeSH 2024 the bundled store was built with, on first use.
+    store maps [mh]/[pt] names and UI-less headings with: the vocabulary itself, or a function
+    returning it (called on first need, so a store that only counts or fetches never loads MeSH;
+    the caller chooses it, e.g. ``lambda: resources.vocabulary``).
     """
 
     name = "local"
@@ -212,10 +213,11 @@ class MedlineStore:
         *,
         create: bool = True,
         bulk: bool = False,
-        vocabulary: MeshVocabulary | None = None,
+        vocabulary: MeshVocabulary | Callable[[], MeshVocabulary],
     ) -> None:
         self.path = Path(path)
-        self._vocabulary = vocabulary
+        self._vocabulary_source = vocabulary
+        self._vocabulary: MeshVocabulary | None = None
         if not create and not self.path.is_file():
             raise DataError(f"no MEDLINE store at {self.path}")
         if create:
@@ -241,9 +243,8 @@ class MedlineStore:
     @property
     def vocabulary(self) -> MeshVocabulary:
         if self._vocabulary is None:
-            from ebm.mesh import mesh  # the shipped MeSH 2024, as the bundled store was built
-
-            self._vocabulary = mesh()
+            source = self._vocabulary_source
+            self._vocabulary = source if isinstance(source, MeshVocabulary) else source()
         return self._vocabulary
 
     def _heading_ui(self, name: str) -> str | None:
