@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ebm.frame import Frame
-from extractors.design import DesignModel
+from extractors.design import DesignModel, predict_design
 from extractors.design_grade import DesignGrades, grade_masses
 from extractors.findings import FindingsModel, OutcomeWords, extract_findings
 from extractors.sample_size import extract_sample_size
@@ -47,7 +47,9 @@ def design_value(annotation: Any, models: EvidenceModels) -> float:
     if grade in GRADE_VALUE:
         return GRADE_VALUE[grade]
     c = annotation.citation
-    prediction = models.design.predict(c.title, c.abstract_text)
+    prediction = predict_design(models.design, c.title, c.abstract_text)
+    if prediction is None:  # no text: no design predicted, nothing known of the evidence
+        return 0.0
     mass = grade_masses(prediction, models.grades)
     return sum(GRADE_VALUE[g] * p for g, p in mass.items())
 
