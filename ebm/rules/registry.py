@@ -14,6 +14,7 @@ pick it up from here. Numeric ranges are declared here too (``ranges``), so a we
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -105,15 +106,23 @@ def spec_for_file(name: str) -> TableSpec | None:
 
 
 _loaded = False
+_loading = threading.RLock()
 
 
 def _ensure_shipped() -> None:
-    """Register the shipped tables on first use (their modules import this one)."""
+    """Register the shipped tables on first use (their modules import this one).
+
+    Under a lock, and marked done only once every table is in: a second thread (the web app
+    loads its question reader while a worker thread answers) must never see a half registry."""
     global _loaded
-    if not _loaded:
-        _loaded = True
+    if _loaded:
+        return
+    with _loading:
+        if _loaded:
+            return
         from ebm.rules import shipped
 
         for spec in shipped.SPECS:
             if spec.name not in REGISTRY:
                 register(spec)
+        _loaded = True
