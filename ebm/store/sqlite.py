@@ -416,11 +416,11 @@ class MedlineStore:
         return _Transaction(self._db, self.path)
 
     def _write_batch(self, citations: list[Citation], report: IngestReport) -> None:
-        rows = [_citation_row(c) for c in citations]
+        items = [prepare_citation(c) for c in citations]
         with self._lock:
             try:
                 with self._transaction():
-                    replaced = self._insert(citations, rows)
+                    replaced = self._insert_prepared(items)
             except BaseException as exc:
                 self._vocab = None  # ids added in the rolled-back transaction are gone
                 if isinstance(exc, sqlite3.Error):
@@ -433,45 +433,6 @@ class MedlineStore:
         report.replaced += replaced
         report.added += len(citations) - replaced
         report.batches += 1
-
-    def _insert(self, citations: list[Citation], rows: list[tuple[Any, ...]]) -> int:
-        db = self._db
-        replaced = self._delete(json.dumps([c.pmid for c in citations]))
-        next_id = db.execute("SELECT coalesce(max(id), 0) + 1 FROM citations").fetchone()[0]
-        next_heading = db.execute("SELECT coalesce(max(rowid), 0) + 1 FROM headings").fetchone()[0]
-        headings: list[tuple[int, ...]] = []
-        qualifiers: list[tuple[int, ...]] = []
-        pubtypes: list[tuple[int, int]] = []
-        for cid, c in enumerate(citations, next_id):
-            for h in c.mesh_headings or ():
-                ui = h.descriptor_ui or self._heading_ui(h.descriptor_name)
-                headings.append(
-                    (next_heading, cid, self._vid("D", ui, h.descriptor_name), int(h.is_major), int(h.major))
-                )
-                qualifiers.extend(
-                    (next_heading, cid, self._vid("Q", q.ui, q.name), int(q.major)) for q in h.qualifiers
-                )
-                next_heading += 1
-            pubtypes.extend(
-                (cid, self._vid("P", p.ui or self._heading_ui(p.name), p.name))
-                for p in c.publication_types or ()
-            )
-        numbered = [(cid, *row) for cid, row in enumerate(rows, next_id)]
-        db.executemany(
-            "INSERT INTO citations(id, pmid, year, sort_date, language, has_abstract, has_mesh, has_pt,"
-            " source, title, abstract, mesh, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            numbered,
-        )
-        # a numbered row is (id, pmid, ..., title, abstract, mesh, record): see _citation_row
-        texts = [(r[0], r[-4], r[-3], r[-2]) for r in numbered]
-        db.executemany("INSERT INTO text_fts(rowid, title, abstract) VALUES (?,?,?)", [t[:3] for t in texts])
-        db.executemany("INSERT INTO word_fts(rowid, title, abstract, mesh) VALUES (?,?,?,?)", texts)
-        db.executemany(
-            "INSERT INTO headings(rowid, cid, vid, major, descriptor_major) VALUES (?,?,?,?,?)", headings
-        )
-        db.executemany("INSERT INTO qualifiers VALUES (?,?,?,?)", qualifiers)
-        db.executemany("INSERT INTO pubtypes VALUES (?,?)", pubtypes)
-        return replaced
 
     def _vid(self, kind: str, ui: str | None, name: str) -> int:
         """The vocab id of a descriptor, qualifier or publication type, added if new."""
@@ -544,6 +505,7 @@ class MedlineStore:
         return added, replaced, deleted
 
     def _insert_prepared(self, items: list[PreparedCitation]) -> int:
+        """Insert prepared citations, replacing those stored under their PMIDs (how many)."""
         db = self._db
         replaced = self._delete(json.dumps([item[0][0] for item in items]))
         next_id = db.execute("SELECT coalesce(max(id), 0) + 1 FROM citations").fetchone()[0]
@@ -568,14 +530,10 @@ class MedlineStore:
             " source, title, abstract, mesh, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             numbered,
         )
-        db.executemany(
-            "INSERT INTO text_fts(rowid, title, abstract) VALUES (?,?,?)",
-            [(r[0], r[-4], r[-3]) for r in numbered],
-        )
-        db.executemany(
-            "INSERT INTO word_fts(rowid, title, abstract, mesh) VALUES (?,?,?,?)",
-            [(r[0], r[-4], r[-3], r[-2]) for r in numbered],
-        )
+        # a numbered row is (id, pmid, ..., title, abstract, mesh, record): see _citation_row
+        texts = [(r[0], r[-4], r[-3], r[-2]) for r in numbered]
+        db.executemany("INSERT INTO text_fts(rowid, title, abstract) VALUES (?,?,?)", [t[:3] for t in texts])
+        db.executemany("INSERT INTO word_fts(rowid, title, abstract, mesh) VALUES (?,?,?,?)", texts)
         db.executemany(
             "INSERT INTO headings(rowid, cid, vid, major, descriptor_major) VALUES (?,?,?,?,?)", headings
         )
