@@ -121,12 +121,12 @@ def ingest_files(
     per_file: dict[int, list[int]] = {}
     tasks = _tasks(files, chunk_size, known, newest, allow_older, summary)
     n_workers = (os.cpu_count() or 1) if workers is None else workers
-    results = _prepared(tasks, n_workers)
+    results = _Results(tasks, n_workers)
     try:
         for task, checksum, outcome in results:
             counts = per_file.setdefault(task.file, [0, 0, 0, 0])
             if isinstance(outcome, EbmError):
-                _close(results)
+                results.close()
                 _resume_serially(store, files[task.file], task.kind, counts[0], summary, outcome)
             ops, records, citations = outcome
             counts[0] += records
@@ -149,7 +149,7 @@ def ingest_files(
             if on_chunk:
                 on_chunk(citations, task.name)
     finally:
-        _close(results)
+        results.close()
     return summary
 
 
@@ -361,14 +361,6 @@ class _Results:
             self.pending.clear()
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
-
-
-def _prepared(tasks: Iterator[tuple[_Task, str]], workers: int) -> _Results:
-    return _Results(tasks, workers)
-
-
-def _close(results: _Results) -> None:
-    results.close()
 
 
 def _resume_serially(
