@@ -148,6 +148,10 @@ class Question:
             out.update(dict.fromkeys(keys, role))
         return {k: r for k, r in out.items() if k not in DIRECTION_CUES}
 
+    def without_outcome(self) -> Question:
+        """The same question with no outcome (the sentences then rank as reports of any outcome)."""
+        return replace(self, outcome="", o_keys=frozenset(), o_cuis=frozenset())
+
 
 OutcomeWords = Mapping[str, frozenset[str]]  # word key -> keys of the words reporting it
 
@@ -663,13 +667,13 @@ def rank_sentences(
     if q.outcome:
         best_o = max((coverage(t, "o", q.o_keys) for t in tagged), default=0.0)
         if best_o == 0.0:
-            q = replace(q, outcome="", o_keys=frozenset(), o_cuis=frozenset())
+            q = q.without_outcome()
     use_prior = prior is not None and ranker_key(bool(q.outcome), True) in model.rankers
     ranker = model.rankers.get(ranker_key(bool(q.outcome), use_prior))
     if ranker is None:
         raise DataError(f"findings model has no ranker {ranker_key(bool(q.outcome), use_prior)!r}")
     free = model.rankers.get(ranker_key(False, use_prior)) if q.outcome else None
-    q_free = replace(q, outcome="", o_keys=frozenset(), o_cuis=frozenset())
+    q_free = q.without_outcome()
     scored = []
     for u, t in zip(units, tagged, strict=True):
         p = prior.get(u.index) if (use_prior and prior is not None) else None
@@ -717,7 +721,7 @@ def extract_findings(
     ``outcome_words``: ``load_outcome_words(...)``, the words abstracts report an outcome with.
     """
     q = make_question(intervention, comparison, outcome, matcher, outcome_words)
-    q_free = replace(q, outcome="", o_keys=frozenset(), o_cuis=frozenset())
+    q_free = q.without_outcome()
     _, scored = rank_sentences(text_or_document, q, model, prior, concepts, matcher)
     floor = model.min_confidence if min_confidence is None else min_confidence
     out: list[Finding] = []
