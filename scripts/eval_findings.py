@@ -33,11 +33,9 @@ from extractors.findings import (  # noqa: E402
     DIRECTIONS,
     MODEL_FILE,
     FindingsModel,
-    direction_features,
     extract_findings,
     load_findings_model,
     rank_sentences,
-    tag,
     units_of,
 )
 
@@ -108,14 +106,7 @@ def evaluate(prompts: list[tf.Prompt], model: FindingsModel) -> dict[str, Any]:
         "word-overlap baseline": evidence_scores(va, overlap_baseline),
     }
     for subset, ps in (("evidence in abstract", [p for p in va if p.gold]), ("all prompts", va)):
-        gold, pred = [], []
-        for p in ps:
-            q = p.question()
-            for a in p.answers:
-                text = " ".join(a["evidence"].split())
-                probs = model.direction(direction_features(text, tag(text, q)))
-                gold.append(a["label"])
-                pred.append(max(probs, key=lambda k: probs[k]))
+        gold, pred = tf.gold_directions(ps, model)
         e2e_gold, e2e_pred, e2e_prior = [], [], []
         for p in ps:
             e2e_gold.append(p.label)

@@ -261,8 +261,9 @@ def macro_f1(gold: list[str], pred: list[str]) -> float:
     return sum(f1s) / len(f1s)
 
 
-def gold_direction_scores(prompts: Iterable[Prompt], model: FindingsModel) -> tuple[float, float, int]:
-    """Accuracy and macro-F1 over every doctor's answer, its evidence text given."""
+def gold_directions(prompts: Iterable[Prompt], model: FindingsModel) -> tuple[list[str], list[str]]:
+    """The doctors' labels and the model's directions for every doctor's answer, its evidence
+    text given."""
     gold, pred = [], []
     for p in prompts:
         q = p.question()
@@ -271,6 +272,12 @@ def gold_direction_scores(prompts: Iterable[Prompt], model: FindingsModel) -> tu
             probs = model.direction(direction_features(text, tag(text, q)))
             gold.append(a["label"])
             pred.append(max(probs, key=lambda k: probs[k]))
+    return gold, pred
+
+
+def gold_direction_scores(prompts: Iterable[Prompt], model: FindingsModel) -> tuple[float, float, int]:
+    """Accuracy and macro-F1 over every doctor's answer, its evidence text given."""
+    gold, pred = gold_directions(prompts, model)
     acc = sum(g == x for g, x in zip(gold, pred, strict=True)) / len(gold)
     return acc, macro_f1(gold, pred), len(gold)
 
