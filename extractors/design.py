@@ -44,6 +44,8 @@ DESIGN_CLASSES: tuple[str, ...] = (
     "other",
 )
 
+MODEL_FILE = "models/design.npz"  # in ebm/data (``ebm.resources.MODEL_FILES["design"]``)
+
 _TOKEN = re.compile(r"[a-z][a-z0-9\-]*|\d+")
 
 # Hand cues: name -> (pattern, where). Where: "text" (title + abstract) or "title".
@@ -295,7 +297,9 @@ def load_design_model(path: Path) -> DesignModel:
 
 def design_model_path() -> Path:
     """Where the shipped model is (for the CLI/app layer; library code takes a model)."""
-    return Path(__file__).resolve().parents[1] / "ebm" / "data" / "models" / "design.npz"
+    from ebm.paths import package_data
+
+    return package_data(MODEL_FILE)
 
 
 # --- design from the indexer's publication types and headings ------------------------------
