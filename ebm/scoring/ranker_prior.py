@@ -16,17 +16,15 @@ cross-validation without the question being scored (``scripts/eval_rankers.py --
 
 from __future__ import annotations
 
-import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
 from ebm.errors import DataError, InputError
 from ebm.scoring.combine import minmax
+from ebm.scoring.feature_weights import FeatureWeights
 
 PRIOR_WEIGHTS_FILE = "ebm_prior_weights.toml"
 MAX_BONUS = 1.0
@@ -90,49 +88,13 @@ def prior_matrix(cols: Mapping[str, Sequence[float]], names: Sequence[str]) -> n
     return np.column_stack(out)
 
 
-@dataclass(frozen=True)
-class PriorWeights:
+class PriorWeights(FeatureWeights):
     """Bonus weights by feature name (the retrieval coefficient is 1), and their source."""
 
-    weights: Mapping[str, float]
-    source: str = "built in"
-    note: str = ""
-
-    def __post_init__(self) -> None:
-        for name, w in self.weights.items():
-            if name not in PRIOR_FEATURES:
-                raise InputError(
-                    f"{self.source}: unknown ebm-prior feature {name!r} (known: {', '.join(PRIOR_FEATURES)})"
-                )
-            if not (math.isfinite(w) and 0.0 <= w <= MAX_BONUS):
-                raise InputError(
-                    f"{self.source}: weight of {name!r} must be in [0, {MAX_BONUS:g}], got {w!r}"
-                )
-
-    @classmethod
-    def read(cls, path: str | Path) -> PriorWeights:
-        path = Path(path)
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(f"ranker weights file not found: {path}") from None
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise InputError(f"{path}: not a TOML weights file: {exc}") from None
-        table = data.get("bonus")
-        if not isinstance(table, dict):
-            raise InputError(f"{path}: no [bonus] table (feature = weight)")
-        weights = {}
-        for name, w in table.items():
-            if isinstance(w, bool) or not isinstance(w, int | float):
-                raise InputError(f"{path}: weight of {name!r} must be a number, not {w!r}")
-            weights[name] = float(w)
-        return cls(weights, str(path), str(data.get("note", "")))
-
-    def to_toml(self, note: str = "") -> str:
-        lines = [f"# {line}".rstrip() for line in (note or self.note).splitlines()]
-        lines += ["", "[bonus]"]
-        lines += [f"{name} = {w!r}" for name, w in self.weights.items()]
-        return "\n".join(lines) + "\n"
+    TABLE = "bonus"
+    LABEL = "ebm-prior"
+    KNOWN = PRIOR_FEATURES
+    BOUNDS = (0.0, MAX_BONUS)
 
     def active(self) -> list[str]:
         return [n for n, w in self.weights.items() if w]

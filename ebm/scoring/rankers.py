@@ -25,17 +25,15 @@ its raw range on one question. Ties keep the retrieval order.
 
 from __future__ import annotations
 
-import math
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from ebm.errors import DataError, InputError
 from ebm.scoring.combine import ALPHA, minmax
 from ebm.scoring.ebm_score import EbmScore, Weights
+from ebm.scoring.feature_weights import FeatureWeights
 from ebm.scoring.lexical import LexicalScore
 from ebm.scoring.ranker_prior import PriorWeights, prior_formula, prior_parts, shipped_prior_weights
 from ebm.scoring.term import TermScore
@@ -128,48 +126,13 @@ def feature_values(
     return out
 
 
-@dataclass(frozen=True)
-class PlusWeights:
-    """EBM+ weights by feature name, and where they came from."""
+class PlusWeights(FeatureWeights):
+    """EBM+ weights by feature name (TOML: a ``[weights]`` table), and where they came from."""
 
-    weights: Mapping[str, float]
-    source: str = "built in"
-    note: str = ""
-
-    def __post_init__(self) -> None:
-        for name, w in self.weights.items():
-            if name not in FEATURES:
-                raise InputError(
-                    f"{self.source}: unknown EBM+ feature {name!r} (known: {', '.join(FEATURES)})"
-                )
-            if not math.isfinite(w):
-                raise InputError(f"{self.source}: weight of {name!r} is not a finite number")
-
-    @classmethod
-    def read(cls, path: str | Path) -> PlusWeights:
-        """A TOML file with a ``[weights]`` table (feature = weight) and an optional ``note``."""
-        path = Path(path)
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(f"ranker weights file not found: {path}") from None
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise InputError(f"{path}: not a TOML weights file: {exc}") from None
-        table = data.get("weights")
-        if not isinstance(table, dict) or not table:
-            raise InputError(f"{path}: no [weights] table (feature = weight)")
-        weights = {}
-        for name, w in table.items():
-            if isinstance(w, bool) or not isinstance(w, int | float):
-                raise InputError(f"{path}: weight of {name!r} must be a number, not {w!r}")
-            weights[name] = float(w)
-        return cls(weights, str(path), str(data.get("note", "")))
-
-    def to_toml(self, note: str = "") -> str:
-        lines = [f"# {line}".rstrip() for line in (note or self.note).splitlines()]
-        lines += ["", "[weights]"]
-        lines += [f"{name} = {w!r}" for name, w in self.weights.items()]
-        return "\n".join(lines) + "\n"
+    TABLE = "weights"
+    LABEL = "EBM+"
+    KNOWN = FEATURES
+    ALLOW_EMPTY = False
 
 
 @cache
