@@ -268,10 +268,8 @@ def build_query(
     (``rules``, ``vocabulary``: from ``ebm.resources.Resources``)."""
     if dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r} (one of {', '.join(DIALECTS)})")
-    voc = vocabulary
-    rs = rules
     if settings.any_term:
-        return any_term_query(frame, voc)
+        return any_term_query(frame, vocabulary)
     slots: list[str] = []
     wanted = [("problem", True), ("intervention", settings.intervention)]
     wanted += [("comparison", settings.comparison), ("population", settings.population)]
@@ -282,14 +280,14 @@ def build_query(
         if name == "problem" and not value:
             value = frame.co_problems  # no primary problem: search the co-occurring ones
         texts = (value,) if isinstance(value, str) else tuple(value or ())
-        clause = slot_clause(texts, voc, settings.mesh_only)
+        clause = slot_clause(texts, vocabulary, settings.mesh_only)
         if clause:
             slots.append(clause)
     if not slots:
         return None
     parts = list(slots)
     if settings.scope:
-        f = rs.clinical_queries.filter(frame.task.value, settings.scope, dialect)
+        f = rules.clinical_queries.filter(frame.task.value, settings.scope, dialect)
         if f:
             parts.append(f)
     if settings.limits:
