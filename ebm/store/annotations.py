@@ -29,7 +29,7 @@ import importlib
 import json
 import sqlite3
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -291,10 +291,6 @@ def delete_for(db: sqlite3.Connection, ids_json: str) -> None:
     these = "IN (SELECT value FROM json_each(?))"
     for table in TABLES:
         db.execute(f"DELETE FROM {table} WHERE cid {these}", (ids_json,))
-
-
-def versions(db: sqlite3.Connection) -> Iterable[tuple[str, int]]:
-    return db.execute("SELECT version, count(*) FROM annotations GROUP BY version").fetchall()
 
 
 # ---------------------------------------------------------------------------- ebm ask's hook
