@@ -9,7 +9,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import tarfile
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from ebm.medline.reader import Deletion, read_citations, read_records
 from ebm.mesh import mesh as shipped_mesh
 from ebm.store.ingest import IngestSummary, file_seq, ingest_files
 from ebm.store.sqlite import MedlineStore
+from tests.test_store import ingest_command
 
 SAMPLES = ("pubmed20n1016-sample.xml.gz", "pubmed26n1334-sample.xml.gz", "pubmed26n1335-update-sample.xml.gz")
 
@@ -199,20 +199,8 @@ def _alive(pid: int) -> bool:
 def test_workers_exit_when_the_writer_is_killed(tmp_path: Path, shared: Path) -> None:
     db = tmp_path / "killed.sqlite"
     medline = shared / "medline" / "medline16n0902.xml.gz"
-    cmd = [
-        sys.executable,
-        "-m",
-        "ebm",
-        "corpus",
-        "ingest",
-        "--db",
-        str(db),
-        "--batch-size",
-        "1",
-        "--workers",
-        "2",
-    ]
-    proc = subprocess.Popen([*cmd, str(medline)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cmd = ingest_command(db, "--workers", "2", str(medline))
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
         n = 0

@@ -520,6 +520,12 @@ def test_a_malformed_file_keeps_the_records_before_it(tmp_path: Path, shared: Pa
         s.check()
 
 
+def ingest_command(db: Path, *args: str) -> list[str]:
+    """``ebm corpus ingest`` into ``db`` with one transaction per record (slow enough to be killed
+    mid-way), then ``args``."""
+    return [sys.executable, "-m", "ebm", "corpus", "ingest", "--db", str(db), "--batch-size", "1", *args]
+
+
 def test_killed_ingest_leaves_a_consistent_store(tmp_path: Path, shared: Path) -> None:
     """SIGKILL an `ebm corpus ingest` (one transaction per record) mid-way, then reopen."""
     db = tmp_path / "killed.sqlite"
@@ -527,19 +533,9 @@ def test_killed_ingest_leaves_a_consistent_store(tmp_path: Path, shared: Path) -
     sample = list(read_citations(shared / "medline" / "medsamp2006.xml"))
     with MedlineStore(db, vocabulary=shipped_mesh) as s:
         s.ingest(sample)
-    cmd = [
-        sys.executable,
-        "-m",
-        "ebm",
-        "corpus",
-        "ingest",
-        "--db",
-        str(db),
-        "--batch-size",
-        "1",
-        str(medline_file(shared)),
-    ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        ingest_command(db, str(medline_file(shared))), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
