@@ -32,9 +32,10 @@ import re
 import sys
 import tarfile
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -44,6 +45,7 @@ from ebm.medline.reader import read_citations  # noqa: E402
 from extractors.design import label_from_index  # noqa: E402
 
 SEED = "design-split-2026"
+DEFAULT_OUT = ROOT / "build" / "design_corpus.jsonl.gz"  # read by train_design.py and eval_design.py
 
 MEDLINE_FILES = (
     "medline16n0902.xml.gz",
@@ -282,11 +284,17 @@ def assign_splits(records: Iterable[Record]) -> list[Record]:
     return kept
 
 
+def read_corpus(path: Path, splits: Collection[str] | None = None) -> list[dict[str, Any]]:
+    """The records of a corpus this script wrote (only those of ``splits`` when given), in file order."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [r for r in map(json.loads, f) if splits is None or r["split"] in splits]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--corpus", type=Path, default=ROOT / "ebm" / "data" / "corpus" / "citations.jsonl.gz")
-    ap.add_argument("--out", type=Path, default=ROOT / "build" / "design_corpus.jsonl.gz")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
 
     def all_records() -> Iterator[Record]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import json
 import sys
 from collections import Counter
@@ -25,20 +24,19 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
 
+from build_design_corpus import DEFAULT_OUT as CORPUS  # noqa: E402
+from build_design_corpus import read_corpus  # noqa: E402
+
 from ebm.citation import Citation, MeshHeading, PublicationType  # noqa: E402
-from extractors.design import DESIGN_CLASSES, DesignModel, load_design_model  # noqa: E402
+from extractors.design import DESIGN_CLASSES, MODEL_FILE, DesignModel, load_design_model  # noqa: E402
 from extractors.design_grade import grade_from_design, load_design_grades  # noqa: E402
 from extractors.sample_size import extract_sample_size  # noqa: E402
 
 RCT = "randomized_controlled_trial"
 THRESHOLDS = (("sensitive", 0.1), ("balanced", 0.5), ("high precision", 0.9))
-
-
-def read(path: Path) -> list[dict[str, Any]]:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
 
 
 def auroc(scores: np.ndarray, y: np.ndarray) -> float:
@@ -141,8 +139,8 @@ def predict_all(model: DesignModel, recs: list[dict[str, Any]]) -> list[Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--corpus", type=Path, default=ROOT / "build" / "design_corpus.jsonl.gz")
-    ap.add_argument("--model", type=Path, default=ROOT / "ebm" / "data" / "models" / "design.npz")
+    ap.add_argument("--corpus", type=Path, default=CORPUS)
+    ap.add_argument("--model", type=Path, default=ROOT / "ebm" / "data" / MODEL_FILE)
     ap.add_argument("--grades", type=Path, default=ROOT / "rules" / "design_grades.tsv")
     ap.add_argument("--study-types", type=Path, default=ROOT / "rules" / "study_types.tsv")
     ap.add_argument("--gold", type=Path, default=ROOT / "tests" / "fixtures" / "sample_size_gold.tsv")
@@ -152,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from ebm.rules.tables import load_study_types
 
-    recs = read(args.corpus)
+    recs = read_corpus(args.corpus)
     split = {s: [r for r in recs if r["split"] == s] for s in ("train", "eval", "eval_rct", "eval_mesh")}
     model = load_design_model(args.model)
     grades = load_design_grades(args.grades)

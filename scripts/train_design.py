@@ -13,8 +13,6 @@ Everything is seeded; the evaluation splits are never read.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import math
 import sys
 from collections import Counter
@@ -27,11 +25,16 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
+
+from build_design_corpus import DEFAULT_OUT as CORPUS  # noqa: E402
+from build_design_corpus import read_corpus  # noqa: E402
 
 from extractors.design import (  # noqa: E402
     CUES,
     DESIGN_CLASSES,
+    MODEL_FILE,
     DesignModel,
     save_design_model,
     text_features,
@@ -43,11 +46,6 @@ MIN_DF = 2
 C_GRID = (1.0, 4.0)
 CUE_GRID = (1.0, 3.0)  # the value of a present cue feature: larger = the cues less regularised
 ABSENT_BIAS = -30.0  # a class with no training record is never predicted
-
-
-def read_corpus(path: Path, splits: set[str]) -> list[dict[str, Any]]:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [r for r in map(json.loads, f) if r["split"] in splits]
 
 
 def build_vocabulary(docs: list[Counter[str]]) -> tuple[dict[str, int], np.ndarray]:
@@ -108,8 +106,8 @@ def full_logits(clf: LogisticRegression, x: sparse.csr_matrix, k: int) -> np.nda
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--corpus", type=Path, default=ROOT / "build" / "design_corpus.jsonl.gz")
-    ap.add_argument("--out", type=Path, default=ROOT / "ebm" / "data" / "models" / "design.npz")
+    ap.add_argument("--corpus", type=Path, default=CORPUS)
+    ap.add_argument("--out", type=Path, default=ROOT / "ebm" / "data" / MODEL_FILE)
     args = ap.parse_args(argv)
 
     train = read_corpus(args.corpus, {"train"})
