@@ -229,18 +229,13 @@ def main() -> int:
 
 
 def load_evidence_models() -> Any:
-    """The findings and design models and the design grade table (app layer: shipped files)."""
-    from ebm.paths import package_data
+    """The design model and the design grade table (app layer: shipped files)."""
     from ebm.scoring.question_evidence import EvidenceModels
     from extractors.design import design_model_path, load_design_model
     from extractors.design_grade import load_design_grades
-    from extractors.findings import MODEL_FILE, OUTCOME_WORDS_FILE, load_findings_model, load_outcome_words
 
     return EvidenceModels(
-        load_design_model(design_model_path()),
-        load_design_grades(ROOT / "rules" / "design_grades.tsv"),
-        load_findings_model(package_data(MODEL_FILE)),
-        load_outcome_words(package_data(OUTCOME_WORDS_FILE)),
+        load_design_model(design_model_path()), load_design_grades(ROOT / "rules" / "design_grades.tsv")
     )
 
 
@@ -273,8 +268,8 @@ def collect(
             cands = pipeline.candidate_scores(
                 frames[pool.qid], annotations, retrieval=[c.pool_score for c in kept]
             )
-            cols = candidate_columns(cands)
-            cols.update(evidence_columns(frames[pool.qid], annotations, models, cols["match.outcome"]))
+            cols = candidate_columns(cands)  # "findings" too: the pipeline's own extraction
+            cols.update(evidence_columns(annotations, models))
             out[pool.qid] = QuestionData([c.pmid for c in kept], cols, [found[c.pmid].year for c in kept])
         settings = pipeline.ranker_settings
     if args.cache:

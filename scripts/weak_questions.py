@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 frame, annotations, retrieval=[float(h.score or 0.0) for h in kept]
             )
             cols = candidate_columns(cands)
-            cols.update(evidence_columns(frame, annotations, models, cols["match.outcome"]))
+            cols.update(evidence_columns(annotations, models))
             qid = f"PQA{source}"
             questions[qid] = {
                 "pmids": [h.pmid for h in kept],

@@ -80,7 +80,7 @@ def candidate_columns(cands: Sequence[CandidateScores]) -> dict[str, list[float]
     for part in MATCH_PARTS:
         cols[f"match.{part}"] = [float(c.match.value(part)) for c in cands]
     # question-aware S_outcome where the frame has an intervention, else the question-blind
-    # outcome part (as ebm.scoring.question_evidence.evidence_columns' "findings")
+    # outcome part (EBM-prior's "findings" feature)
     cols["findings"] = [
         c.s_outcome_question if c.s_outcome_question is not None else float(c.match.value("outcome"))
         for c in cands
