@@ -4,9 +4,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
+
+# The names ``tests.shipped`` and ``tests.tiny`` export (``ResourceHelpers.export``).
+EXPORTS = (
+    "resources",
+    "load_rules",
+    "default_pipeline",
+    "default_matcher",
+    "default_detector",
+    "default_model",
+    "default_problem_ranker",
+    "default_cues",
+    "default_kinds",
+    "default_problem_kinds",
+    "annotate",
+    "extract_interventions",
+    "extract_problems",
+    "extract_population",
+    "primary",
+)
 
 
 class ResourceHelpers:
@@ -15,6 +34,11 @@ class ResourceHelpers:
     def __init__(self, resources: Callable[[], Any], rules_loader: Callable[[Path], Any]) -> None:
         self.resources = resources  # () -> ebm.resources.Resources
         self._rules_loader = rules_loader  # rules directory -> its RuleSet, same vocabulary and index
+
+    def export(self, namespace: MutableMapping[str, Any]) -> None:
+        """Bind every name of ``EXPORTS`` in a module's ``globals()`` to this helper's method."""
+        for name in EXPORTS:
+            namespace[name] = getattr(self, name)
 
     def load_rules(self, directory: Path | None = None) -> Any:
         return self.resources().rules if directory is None else self._rules_loader(directory)

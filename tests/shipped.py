@@ -24,19 +24,4 @@ def _rules(directory: Path) -> Any:
     return Resources.load(directory, index_dir=test_home() / "concepts").rules
 
 
-_helpers = ResourceHelpers(_resources, _rules)
-resources = _helpers.resources
-load_rules = _helpers.load_rules
-default_pipeline = _helpers.default_pipeline
-default_matcher = _helpers.default_matcher
-default_detector = _helpers.default_detector
-default_model = _helpers.default_model
-default_problem_ranker = _helpers.default_problem_ranker
-default_cues = _helpers.default_cues
-default_kinds = _helpers.default_kinds
-default_problem_kinds = _helpers.default_problem_kinds
-annotate = _helpers.annotate
-extract_interventions = _helpers.extract_interventions
-extract_problems = _helpers.extract_problems
-extract_population = _helpers.extract_population
-primary = _helpers.primary
+ResourceHelpers(_resources, _rules).export(globals())  # resources, load_rules, annotate, ... (EXPORTS)

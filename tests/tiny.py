@@ -23,22 +23,7 @@ def _rules(directory: Path) -> Any:
     return Resources.load(directory, vocabulary=r.vocabulary, index_dir=r.index_dir).rules
 
 
-_helpers = ResourceHelpers(_resources, _rules)
-resources = _helpers.resources
-load_rules = _helpers.load_rules
-default_pipeline = _helpers.default_pipeline
-default_matcher = _helpers.default_matcher
-default_detector = _helpers.default_detector
-default_model = _helpers.default_model
-default_problem_ranker = _helpers.default_problem_ranker
-default_cues = _helpers.default_cues
-default_kinds = _helpers.default_kinds
-default_problem_kinds = _helpers.default_problem_kinds
-annotate = _helpers.annotate
-extract_interventions = _helpers.extract_interventions
-extract_problems = _helpers.extract_problems
-extract_population = _helpers.extract_population
-primary = _helpers.primary
+ResourceHelpers(_resources, _rules).export(globals())  # resources, load_rules, annotate, ... (EXPORTS)
 
 
 # --- the scoring tests' citations, by PMID ------------------------------------------------------
@@ -144,9 +129,9 @@ def annotator() -> Any:  # extractors.annotate.Annotator over the tiny resources
     if not _ANNOTATOR:
         from extractors.annotate import Annotator
 
-        _ANNOTATOR.append(Annotator(resources()))
+        _ANNOTATOR.append(Annotator(_resources()))
     return _ANNOTATOR[0]
 
 
 def vocabulary() -> Any:  # ebm.mesh.MeshVocabulary: the tiny MeSH subset
-    return resources().vocabulary
+    return _resources().vocabulary
