@@ -282,6 +282,7 @@ def _statement(
     intervention: str,
     comparison: str,
     contradiction: bool,
+    note: str = "",
 ) -> Statement:
     pmids = tuple(a.pmid for a in answers)
     sizes = [a.sample_size for a in answers if a.sample_size]
@@ -290,12 +291,11 @@ def _statement(
     cite = "[PMID " + ", ".join(pmids) + "]"
     what = direction_text(direction, outcome, intervention, comparison)
     if contradiction:
-        verb = "found" if direction == "no_difference" else "found"
-        text = f"{designs} {verb} {what} {cite}"
+        text = f"{designs} found {what} {cite}"
     else:
         head = designs + (f", {patients:,} patients" if patients else "")
         text = f"{head}: {what} {cite}"
-    return Statement(outcome, direction, pmids, len(answers), patients, designs, weight, text)
+    return Statement(outcome, direction, pmids, len(answers), patients, designs, weight, text, note)
 
 
 def build_bottom_line(
@@ -352,8 +352,8 @@ def _summaries(
         if a.pmid not in best or f.confidence > best[a.pmid][1].confidence:
             best[a.pmid] = (a, f)
     summaries = []
-    for g in sorted(by_group, key=lambda k: groups.index(k)):
-        chosen = list(by_group[g].values())
+    for by_pmid in by_group.values():  # groups in order of first appearance
+        chosen = list(by_pmid.values())
         name = outcome or chosen[0][1].outcome
         by_dir: dict[str, list[tuple[AnswerFindings, FindingLike]]] = {}
         for a, f in chosen:
@@ -365,13 +365,8 @@ def _summaries(
         contra = []
         for d in order[1:]:
             dissent = [a for a, _ in by_dir[d]]
-            s = _statement(name, d, dissent, weights[d], intervention, comparison, True)
             note = difference_note(dissent, major)
-            contra.append(
-                Statement(
-                    s.outcome, s.direction, s.pmids, s.studies, s.patients, s.designs, s.weight, s.text, note
-                )
-            )
+            contra.append(_statement(name, d, dissent, weights[d], intervention, comparison, True, note))
         summaries.append(OutcomeSummary(name, conc, tuple(contra)))
     summaries.sort(key=lambda o: -(o.concurrence.weight + sum(c.weight for c in o.contradictions)))
     return summaries
