@@ -227,15 +227,6 @@ class Unit:
     position: str  # title / first / middle / last
 
 
-def section_of_label(label: str | None) -> str:
-    """The section group of a printed heading without an NLM category ("MEASUREMENTS/MAIN
-    RESULTS" is results); "none" without a heading."""
-    from ebm.text.roles import role_of_label
-
-    role = role_of_label(label)
-    return "none" if role is None else SECTION_GROUPS[role]
-
-
 def _position(i: int, n: int) -> str:
     if n >= 2 and i == n - 1:
         return "last"
