@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ebm.concepts.groups import CHEMICALS, DEVICES, DISORDERS, LIVING_BEINGS, PERSONS, PROCEDURES
 from ebm.errors import DataError, InputError
 from ebm.frame import Frame, Task
 from ebm.rules.table import Table, choice, load, number, text
@@ -57,9 +58,9 @@ QUESTION_CUE_COLUMNS = (
 
 # Semantic groups -> the kind of thing a chunk names.
 _KIND_GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("disorder", frozenset({"DISO"})),
-    ("agent", frozenset({"CHEM", "PROC", "DEVI"})),
-    ("person", frozenset({"GRUP", "LIVB"})),
+    ("disorder", frozenset({DISORDERS})),
+    ("agent", frozenset({CHEMICALS, PROCEDURES, DEVICES})),
+    ("person", frozenset({PERSONS, LIVING_BEINGS})),
 )
 _RULED_OUT: dict[str, tuple[str, ...]] = {
     "agent": ("problem",),
@@ -502,10 +503,6 @@ def _cue_after(
             continue
         return None
     return None
-
-
-def _role_cues(cues: QuestionCues, kind: str, words: tuple[str, ...]) -> Cue | None:
-    return next((c for c in cues.cues if c.kind == kind and c.words == words), None)
 
 
 def _adjust(role: str, kind: str | None) -> str | None:
