@@ -163,22 +163,16 @@ def test_cue_table_round_trip_and_errors(tmp_path: Path) -> None:
     shutil.copy(CUES, bad)
     lines = bad.read_text(encoding="utf-8").splitlines()
     n = next(i for i, line in enumerate(lines) if line.startswith("task\t"))
-    lines[n] = "task\tbetter than\ttherapie\t2"
-    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match=rf"question_cues.tsv:{n + 1}: .*'therapie'.*did you mean 'therapy'"):
-        load_question_cues(bad)
-    lines[n] = "before\tversus\tprevention\t1"
-    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match=rf"question_cues.tsv:{n + 1}: .*a before row needs a role"):
-        load_question_cues(bad)
-    lines[n] = "prior\tdrug\ttherapy\t1"
-    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match=rf"question_cues.tsv:{n + 1}: .*a prior row names a kind of words"):
-        load_question_cues(bad)
-    lines[n] = "task\tversus\ttherapy\tmuch"
-    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match=rf"question_cues.tsv:{n + 1}: .*not a number"):
-        load_question_cues(bad)
+    for row, message in (
+        ("task\tbetter than\ttherapie\t2", "'therapie'.*did you mean 'therapy'"),
+        ("before\tversus\tprevention\t1", "a before row needs a role"),
+        ("prior\tdrug\ttherapy\t1", "a prior row names a kind of words"),
+        ("task\tversus\ttherapy\tmuch", "not a number"),
+    ):
+        lines[n] = row
+        bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with pytest.raises(InputError, match=rf"question_cues.tsv:{n + 1}: .*{message}"):
+            load_question_cues(bad)
 
 
 def test_empty_question_is_an_input_error(parse) -> None:  # type: ignore[no-untyped-def]
