@@ -14,7 +14,6 @@ import pytest
 from ebm.citation import Citation
 from ebm.errors import InputError
 from ebm.frame import Frame, Task, load_frame, load_frames
-from ebm.mesh import mesh as shipped_mesh
 from ebm.query import (
     LADDER,
     alternatives,
@@ -27,7 +26,7 @@ from ebm.query import (
 from ebm.query_syntax import QuerySyntaxError, require_subset
 from ebm.source import SearchResult
 from ebm.store import MedlineStore
-from ebm.store.default import build_default_store
+from tests.test_store import bundled_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,11 +50,8 @@ KW = {"rules": RULES, "vocabulary": VOC}
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MedlineStore]:
-    """The bundled corpus in a store, built as the default store is."""
-    path = tmp_path_factory.mktemp("store") / "medline.sqlite"
-    build_default_store(path, quiet=True, vocabulary=shipped_mesh)
-    with MedlineStore(path, vocabulary=shipped_mesh) as s:
-        yield s
+    """The bundled corpus in a store, built as the default store is (shared: tests.test_store)."""
+    yield from bundled_store(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -47,13 +47,24 @@ def bundled() -> list[Citation]:
     return load_bundled()
 
 
+@functools.cache
+def _bundled_store_file(basetemp: Path) -> Path:
+    path = basetemp / "bundled-store" / "medline.sqlite"
+    path.parent.mkdir()
+    build_default_store(path, quiet=True, vocabulary=shipped_mesh)
+    return path
+
+
+def bundled_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MedlineStore]:
+    """The bundled corpus in a store, built as the default store is, once per test session for
+    every module that reads it (test_store, test_query, test_store_search_plan: none writes)."""
+    with MedlineStore(_bundled_store_file(tmp_path_factory.getbasetemp()), vocabulary=shipped_mesh) as s:
+        yield s
+
+
 @pytest.fixture(scope="session")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MedlineStore]:
-    """The bundled corpus in a store, built once per session as the default store is."""
-    path = tmp_path_factory.mktemp("store") / "medline.sqlite"
-    build_default_store(path, quiet=True, vocabulary=shipped_mesh)
-    with MedlineStore(path, vocabulary=shipped_mesh) as s:
-        yield s
+    yield from bundled_store(tmp_path_factory)
 
 
 def medline_file(shared: Path) -> Path:

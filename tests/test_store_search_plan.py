@@ -21,8 +21,8 @@ import pytest
 from ebm.mesh import mesh as shipped_mesh
 from ebm.rules.tables import load_clinical_queries
 from ebm.store import MedlineStore
-from ebm.store.default import build_default_store
 from ebm.store.sqlite import ABSTRACT_WEIGHT, TITLE_WEIGHT, Hit
+from tests.test_store import bundled_store
 
 ROOT = Path(__file__).resolve().parents[1]
 FRAMES = ROOT.parent / "shared" / "data" / "bench" / "frames"
@@ -45,11 +45,9 @@ TAGGED = [
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MedlineStore]:
-    """The bundled corpus (8,185 real citations) in a store, built as the default store is."""
-    path = tmp_path_factory.mktemp("store") / "medline.sqlite"
-    build_default_store(path, quiet=True, vocabulary=shipped_mesh)
-    with MedlineStore(path, vocabulary=shipped_mesh) as s:
-        yield s
+    """The bundled corpus (8,185 real citations) in a store, built as the default store is
+    (shared: tests.test_store)."""
+    yield from bundled_store(tmp_path_factory)
 
 
 def pool_queries() -> list[str]:
