@@ -23,6 +23,7 @@ from ebm.web.app import MAX_REQUEST, _num, create_app
 from ebm.web.forms import MAX_ITEMS, MAX_TEXT, Question
 from ebm.web.jobs import Busy, Runner
 from tests.eutils_server import EutilsServer, eutils_server_fixture  # noqa: F401 - the fixture
+from tests.web_helpers import ask_page, web_app
 
 ROOT = Path(__file__).resolve().parents[1]
 FEVER = ROOT / "questions" / "fever_acetaminophen_ibuprofen.yaml"
@@ -35,13 +36,7 @@ NO_TRACEBACK = re.compile(r"Traceback|File \"")
 
 @pytest.fixture(scope="module")
 def app(concept_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
-    mp = pytest.MonkeyPatch()
-    mp.setenv("EBM_HOME", str(concept_index.parent))  # the worker thread opens the store there
-    cache = tmp_path_factory.mktemp("web") / "annotations.sqlite"
-    app = create_app(AskConfig(cache_path=cache), warm=False)
-    yield app
-    app.extensions["ebm_runner"].stop()
-    mp.undo()
+    yield from web_app(concept_index, tmp_path_factory, "web")
 
 
 @pytest.fixture
@@ -51,20 +46,9 @@ def client(app: Flask) -> FlaskClient:
 
 def _ask_page(client: FlaskClient, form: dict[str, str], timeout: float = 180) -> str:
     """Submit the form and follow the progress page until the answers are there."""
-    r = client.post("/ask", data=form)
-    assert r.status_code == 303, r.get_data(as_text=True)[:500]
-    location = r.headers["Location"]
+    text, location = ask_page(client, form, timeout)
     assert re.fullmatch(r"/results/[\w-]+", location)
-    deadline = time.monotonic() + timeout
-    while True:
-        page = client.get(location)
-        text = page.get_data(as_text=True)
-        if 'http-equiv="refresh"' not in text:
-            assert page.status_code == 200, text[:1000]
-            return text
-        assert page.status_code == 200
-        assert time.monotonic() < deadline, "no answer in time"
-        time.sleep(0.2)
+    return text
 
 
 def _without_timings(doc: dict[str, Any]) -> dict[str, Any]:

@@ -10,13 +10,9 @@ Needs ``apt-get install -y chromium`` and the ``test`` extra (Playwright's Pytho
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
-import sys
-import threading
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from ebm.frame import load_frame
+from tests.web_helpers import start_serve
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -46,37 +43,18 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=10) as r:  # loopback only (network guard)
-        return r.read()
-
-
 @pytest.fixture(scope="module")
 def server(concept_index: Path) -> Iterator[str]:
     """``ebm serve`` on 127.0.0.1 and a free port; its URL once the models are loaded."""
     # The tests' data directory (the session's concept index; the store is built there).
-    env = dict(os.environ, PYTHONUNBUFFERED="1", EBM_HOME=str(concept_index.parent))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ebm", "serve", "--host", "127.0.0.1", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+    proc, url, _ = start_serve(
+        ["--host", "127.0.0.1", "--port", "0"],
+        {"EBM_HOME": str(concept_index.parent)},
+        ready=lambda status: status["status"] == "ready",
+        within=180,
+        waiting="models not loaded",
     )
-    log: list[str] = []
-    # Drain stderr (the server's log) so the pipe never fills up; keep it for failure messages.
-    threading.Thread(target=lambda: log.extend(proc.stderr), daemon=True).start()  # type: ignore[arg-type]
     try:
-        line = proc.stdout.readline()  # type: ignore[union-attr]
-        m = re.search(r"serving on (http://127\.0\.0\.1:\d+/)", line)
-        assert m, f"ebm serve did not start: {line!r} {''.join(log)[-2000:]}"
-        url = m.group(1)
-        deadline = time.monotonic() + 180
-        while (status := json.loads(_get(url + "api/status"))["status"]) != "ready":
-            assert not status.startswith("not ready"), status
-            assert proc.poll() is None, f"ebm serve exited: {''.join(log)[-2000:]}"
-            assert time.monotonic() < deadline, f"models not loaded in 180 s: {''.join(log)[-2000:]}"
-            time.sleep(0.5)
         yield url
     finally:
         proc.terminate()

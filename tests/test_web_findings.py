@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,13 +14,12 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from ebm.ask import AskConfig
 from ebm.frame import load_frame
 from ebm.paths import package_data
-from ebm.web.app import create_app
 from ebm.web.evidence import Highlight, card_evidence, highlight, numbers_text
 from ebm.web.forms import TRIALS_AND_REVIEWS
 from extractors.findings import MODEL_FILE, extract_findings, load_findings_model
+from tests.web_helpers import ask_page, web_app
 
 ROOT = Path(__file__).resolve().parents[1]
 FEVER = ROOT / "questions" / "fever_acetaminophen_ibuprofen.yaml"
@@ -118,13 +116,7 @@ def test_numbers_text() -> None:
 
 @pytest.fixture(scope="module")
 def app(concept_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
-    mp = pytest.MonkeyPatch()
-    mp.setenv("EBM_HOME", str(concept_index.parent))
-    cache = tmp_path_factory.mktemp("web-findings") / "annotations.sqlite"
-    app = create_app(AskConfig(cache_path=cache), warm=False, workers=1)
-    yield app
-    app.extensions["ebm_runner"].stop()
-    mp.undo()
+    yield from web_app(concept_index, tmp_path_factory, "web-findings", workers=1)
 
 
 @pytest.fixture
@@ -133,17 +125,7 @@ def client(app: Flask) -> FlaskClient:
 
 
 def _ask_page(client: FlaskClient, form: dict[str, str], timeout: float = 240) -> str:
-    r = client.post("/ask", data=form)
-    assert r.status_code == 303, r.get_data(as_text=True)[:500]
-    deadline = time.monotonic() + timeout
-    while True:
-        page = client.get(r.headers["Location"])
-        text = page.get_data(as_text=True)
-        if 'http-equiv="refresh"' not in text:
-            assert page.status_code == 200, text[:1000]
-            return text
-        assert time.monotonic() < deadline, "no answer in time"
-        time.sleep(0.2)
+    return ask_page(client, form, timeout)[0]
 
 
 def _fever_form(**extra: str) -> dict[str, str]:
@@ -170,16 +152,7 @@ def _card(page: str, pmid: str) -> str:
 
 def _ask(client: FlaskClient, form: dict[str, str]) -> tuple[str, dict]:
     """The results page of the form's question and the same job's JSON document."""
-    r = client.post("/ask", data=form)
-    assert r.status_code == 303, r.get_data(as_text=True)[:500]
-    location = r.headers["Location"]
-    deadline = time.monotonic() + 240
-    while True:
-        text = client.get(location).get_data(as_text=True)
-        if 'http-equiv="refresh"' not in text:
-            break
-        assert time.monotonic() < deadline, "no answer in time"
-        time.sleep(0.2)
+    text, location = ask_page(client, form, 240)
     doc = client.get(location.replace("/results/", "/api/jobs/")).get_json()
     return text, doc
 

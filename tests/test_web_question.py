@@ -7,7 +7,6 @@ from __future__ import annotations
 import html
 import re
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from flask.testing import FlaskClient
 
 from ebm.ask import AskConfig
 from ebm.web.app import create_app
+from tests.web_helpers import follow, web_app
 
 FEVER_WORDS = "Is ibuprofen better than acetaminophen for fever in children?"
 UNDERSTOOD = (
@@ -29,13 +29,7 @@ WITH_UNPLACED = "aspirin stroke prevention women over 65 bleeding risk"
 
 @pytest.fixture(scope="module")
 def app(concept_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
-    mp = pytest.MonkeyPatch()
-    mp.setenv("EBM_HOME", str(concept_index.parent))
-    cache = tmp_path_factory.mktemp("web-question") / "annotations.sqlite"
-    app = create_app(AskConfig(cache_path=cache), warm=False, workers=1)
-    yield app
-    app.extensions["ebm_runner"].stop()
-    mp.undo()
+    yield from web_app(concept_index, tmp_path_factory, "web-question", workers=1)
 
 
 @pytest.fixture
@@ -51,15 +45,7 @@ def _value(page: str, id_: str) -> str:
 
 
 def _follow(client: FlaskClient, location: str, timeout: float = 180) -> str:
-    deadline = time.monotonic() + timeout
-    while True:
-        page = client.get(location)
-        text = page.get_data(as_text=True)
-        if 'http-equiv="refresh"' not in text:
-            assert page.status_code == 200, text[:1000]
-            return text
-        assert time.monotonic() < deadline, "no answer in time"
-        time.sleep(0.2)
+    return follow(client, location, timeout)
 
 
 # --- the JSON API -----------------------------------------------------------------------------

@@ -11,8 +11,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -24,6 +22,7 @@ import pytest
 
 from ebm.web.app import MAX_REQUEST
 from tests.eutils_server import EutilsServer, Fault, eutils_server_fixture  # noqa: F401 - the fixture
+from tests.web_helpers import start_serve
 
 ANGINA = {"task": "therapy", "problem": "unstable angina", "intervention": "diltiazem"}
 LEG_CRAMPS = {
@@ -65,34 +64,19 @@ def _children(pid: int) -> list[int]:
 @pytest.fixture
 def server(concept_index: Path, eutils_server: EutilsServer, tmp_path: Path) -> Iterator[tuple[str, int]]:
     eutils_server.inject(*[Fault("stall", seconds=600.0, utility="esearch.fcgi")] * 50)
-    env = dict(
-        os.environ,
-        PYTHONUNBUFFERED="1",
-        EBM_HOME=str(concept_index.parent),
-        EBM_EUTILS_URL=eutils_server.url,
-        EBM_EUTILS_CACHE="off",
+    env = {
+        "EBM_HOME": str(concept_index.parent),
+        "EBM_EUTILS_URL": eutils_server.url,
+        "EBM_EUTILS_CACHE": "off",
+    }
+    proc, url, log = start_serve(
+        ["--port", "0", "--workers", "2", "--deadline", str(DEADLINE)],
+        env,
+        ready=lambda status: status["workers_ready"] >= 2,
+        within=240,
+        waiting="workers not ready",
     )
-    command = [sys.executable, "-m", "ebm", "serve", "--port", "0", "--workers", "2"]
-    proc = subprocess.Popen(
-        [*command, "--deadline", str(DEADLINE)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    log: list[str] = []
-    threading.Thread(target=lambda: log.extend(proc.stderr), daemon=True).start()  # type: ignore[arg-type]
     try:
-        line = proc.stdout.readline()  # type: ignore[union-attr]
-        m = re.search(r"serving on (http://127\.0\.0\.1:\d+/)", line)
-        assert m, f"ebm serve did not start: {line!r} {''.join(log)[-2000:]}"
-        url = m.group(1)
-        deadline = time.monotonic() + 240
-        while (status := _call(url + "api/status")[1])["workers_ready"] < 2:
-            assert not status["status"].startswith("not ready"), status
-            assert proc.poll() is None, f"ebm serve exited: {''.join(log)[-2000:]}"
-            assert time.monotonic() < deadline, f"workers not ready in 240 s: {''.join(log)[-2000:]}"
-            time.sleep(0.3)
         yield url, proc.pid
     finally:
         workers = _children(proc.pid) if proc.poll() is None else []
