@@ -33,6 +33,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from lxml import etree
 
+from tests import netguard
+
 BASE_PATH = "/entrez/eutils/"
 
 # term -> real esearch response (db=pubmed).
@@ -296,3 +298,18 @@ def eutils_server_fixture(shared: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def clean_eutils_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No NCBI key, e-mail, server or cache setting of the user's leaks into a client."""
+    for var in ("NCBI_API_KEY", "NCBI_EMAIL", "EBM_EUTILS_URL", "EBM_EUTILS_CACHE"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def nothing_but_loopback() -> Iterator[None]:
+    """Whatever a test does, the network guard must not have refused anything."""
+    before = len(netguard.attempts)
+    yield
+    assert netguard.attempts[before:] == []

@@ -17,7 +17,15 @@ from ebm.errors import InputError, ServiceError
 from ebm.pubmed import DEFAULT_BASE_URL, EUtils, PubMedSource, ResponseCache
 from ebm.pubmed.eutils import parse_esearch
 from tests import netguard
-from tests.eutils_server import EutilsServer, Fault, eutils_server_fixture  # noqa: F401 - the fixture
+from tests.eutils_server import (  # noqa: F401 - the fixtures
+    EutilsServer,
+    Fault,
+    clean_eutils_env,
+    eutils_server_fixture,
+    nothing_but_loopback,
+)
+
+pytestmark = pytest.mark.usefixtures("clean_eutils_env", "nothing_but_loopback")
 
 CANCER_WEBENV = "NCID_1_18991374_130.14.18.48_5555_1353814292_87026138"
 # The real PubmedArticle records the server can serve (see EFETCH_FILES), with their titles.
@@ -29,20 +37,6 @@ REAL = {
     "20000000": "Long-term impact of municipal sewage irrigation on treated soil and black locust trees in a "
     "semi-arid suburban area of Iran.",
 }
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("NCBI_API_KEY", "NCBI_EMAIL", "EBM_EUTILS_URL", "EBM_EUTILS_CACHE"):
-        monkeypatch.delenv(var, raising=False)
-
-
-@pytest.fixture(autouse=True)
-def _nothing_but_loopback():
-    """Whatever a test does, the network guard must not have refused anything."""
-    before = len(netguard.attempts)
-    yield
-    assert netguard.attempts[before:] == []
 
 
 def client(server: EutilsServer, **kw: object) -> EUtils:

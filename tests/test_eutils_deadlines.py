@@ -22,8 +22,15 @@ from ebm.errors import InputError, ServiceError
 from ebm.frame import frame_from_dict
 from ebm.pubmed import EUtils, PubMedSource
 from ebm.source import DeadlineExceeded, SourceUnavailable, deadline
-from tests import netguard
-from tests.eutils_server import EutilsServer, Fault, eutils_server_fixture  # noqa: F401 - the fixture
+from tests.eutils_server import (  # noqa: F401 - the fixtures
+    EutilsServer,
+    Fault,
+    clean_eutils_env,
+    eutils_server_fixture,
+    nothing_but_loopback,
+)
+
+pytestmark = pytest.mark.usefixtures("clean_eutils_env", "nothing_but_loopback")
 
 # A frame whose ladder has several steps (comparison, intervention, population dropped...).
 FEVER = {
@@ -33,19 +40,6 @@ FEVER = {
     "intervention": "acetaminophen",
     "comparison": "ibuprofen",
 }
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("NCBI_API_KEY", "NCBI_EMAIL", "EBM_EUTILS_URL", "EBM_EUTILS_CACHE"):
-        monkeypatch.delenv(var, raising=False)
-
-
-@pytest.fixture(autouse=True)
-def _nothing_but_loopback():
-    before = len(netguard.attempts)
-    yield
-    assert netguard.attempts[before:] == []
 
 
 def _free_port() -> int:
