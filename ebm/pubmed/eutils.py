@@ -392,13 +392,21 @@ class EUtils:
             cached = self.cache.get(url, sent)
             if cached is not None:
                 return cached
-        started = time.monotonic()
-        end, binding = started + self.deadline, f"the request's deadline of {self.deadline:g} s"
+        # The request's own deadline, or the question's when that passes first.
+        end, binding = time.monotonic() + self.deadline, f"the request's deadline of {self.deadline:g} s"
+        out_of_time: type[SourceUnavailable] = SourceUnavailable
         question = current_deadline()
         if question is not None and question.end < end:
             end, binding = question.end, f"the question's deadline of {question.seconds:g} s"
-        out_of_time = DeadlineExceeded if question is not None and end == question.end else SourceUnavailable
+            out_of_time = DeadlineExceeded
         last = "no attempt"
+
+        def expired(attempt: int) -> SourceUnavailable:
+            return out_of_time(
+                f"{what} failed at {url}: no complete answer within {binding} "
+                f"({attempt} tr{'y' if attempt == 1 else 'ies'}; last failure: {last})"
+            )
+
         for attempt in range(1, self.max_tries + 1):
             self.limiter.acquire()
             retry_after: float | None = None
@@ -411,10 +419,7 @@ class EUtils:
             except _Retryable as exc:
                 last, retry_after = self._redact(str(exc)), exc.retry_after
             except _OutOfTime:
-                raise out_of_time(
-                    f"{what} failed at {url}: no complete answer within {binding} "
-                    f"({attempt} tr{'y' if attempt == 1 else 'ies'}; last failure: {last})"
-                ) from None
+                raise expired(attempt) from None
             except _Unreachable as exc:
                 raise SourceUnavailable(f"{what} failed at {url}: {self._redact(str(exc))}") from None
             except _NcbiError as exc:
@@ -434,10 +439,7 @@ class EUtils:
                     )
                 delay = max(delay, retry_after)
             if time.monotonic() + delay >= end:  # the pause alone would pass the deadline
-                raise out_of_time(
-                    f"{what} failed at {url}: no complete answer within {binding} "
-                    f"({attempt} tr{'y' if attempt == 1 else 'ies'}; last failure: {last})"
-                )
+                raise expired(attempt)
             log.warning(
                 "%s: try %d/%d failed (%s); retrying in %.2f s", what, attempt, self.max_tries, last, delay
             )
