@@ -146,20 +146,19 @@ def _from_text(text: TextDesign, grades: DesignGrades) -> Evidence:
         why = "no title or abstract text: no design predicted, grade unknown"
         return Evidence(None, None, 0.0, (why,), None)
     grade, klass, reason = grade_from_design(p, text.sample_size, grades)
-    row = grades.rows.get(p.label)
-    known = grade is not None and row is not None
+    row = grades.rows.get(p.label) if grade is not None else None  # the row behind the grade
     size = None if text.sample_size is None else text.sample_size.value
     return Evidence(
         grade,
         klass,
-        (row.s_study or 0.0) if known and row is not None else 0.0,
+        (row.s_study or 0.0) if row is not None else 0.0,
         (reason,),
         None,
         design=p.label,
         source=TEXT,
         probability=p.probability,
         sample_size=size,
-        where=row.where if known and row is not None else None,
+        where=row.where if row is not None else None,
     )
 
 
