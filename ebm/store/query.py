@@ -36,6 +36,7 @@ from functools import cache
 from ebm.errors import InputError
 from ebm.mesh import Descriptor, MeshVocabulary
 from ebm.query_syntax import BoolOp, Node, Term, parse
+from ebm.store.annotations import PICO_ELEMENTS
 
 __all__ = ["BoolOp", "Node", "SqlQuery", "Term", "parse", "translate"]
 
@@ -251,7 +252,6 @@ class _Translator:
         uis = vocab.explode(d.ui) if t.explode else {d.ui}
         return uis, f'"{d.name}"[{tag}]{_narrower(uis, 1, t.explode)}'
 
-
     def pico_term(self, t: Term) -> _Compiled:
         """A PICO element of the stored annotations: MeSH names exploded as [mh], design and
         grade as labels (``DESIGN_ALIASES``)."""
@@ -260,7 +260,7 @@ class _Translator:
                 f"{t.text!r}[{t.tag}] at position {t.pos + 1}: the store holds no annotations "
                 "(run `ebm corpus annotate` first)"
             )
-        if t.field in ("design", "grade"):
+        if t.field not in PICO_ELEMENTS:  # design, grade: a label
             value = t.text.strip().casefold().replace(" ", "_").replace("-", "_")
             if t.field == "grade":
                 value = value.upper()
@@ -299,7 +299,8 @@ DESIGN_ALIASES = {
     "review": "narrative_review", "case": "case_report", "cross": "cross_sectional",
     "diagnostic": "diagnostic_accuracy", "animal": "animal_or_in_vitro",
 }  # fmt: skip
-PICO_FIELDS = ("problem", "intervention", "population", "design", "grade")
+# the elements indexed in pico_terms (as [mh] terms), then the labels of pico_labels
+PICO_FIELDS = (*PICO_ELEMENTS, "design", "grade")
 
 
 def _shown(c: _Compiled) -> str:
