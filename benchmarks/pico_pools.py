@@ -16,23 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 from ebm.evaluation.bench import load_frames_dir, read_pools, retrieve_pools
+from ebm.evaluation.trec import read_qrels
 from ebm.resources import Resources
 from ebm.store.sqlite import MedlineStore
 
 BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bench"
-
-
-def qrels(path: Path) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = defaultdict(dict)
-    for line in path.read_text().splitlines():
-        if line.strip():
-            qid, _, pmid, grade = line.split()
-            out[qid][pmid] = int(grade)
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     resources = Resources.load()
     frames = load_frames_dir(args.bench / "frames")
-    judged = qrels(args.bench / "qrels.txt")
+    judged = read_qrels(args.bench / "qrels.txt")
     bm25 = {p.qid: p.pmids for p in read_pools(args.bench / "pools.run")}
     with MedlineStore(args.db, create=False, vocabulary=resources.vocabulary) as store:
         pools, queries = retrieve_pools(frames, store, args.size, resources, retrieval="pico")
