@@ -38,6 +38,11 @@ from ebm.store.ingest import CHUNK_SIZE, ingest_files
 from ebm.store.sqlite import MedlineStore
 
 
+def load() -> str:
+    """The load averages (1, 5, 15 min), printed before and after the timings."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def measure(fn: Callable[[], int]) -> tuple[int, float, float, float]:
     """(citations, wall s, CPU s of this process, CPU s of child processes)."""
     t0, c0 = time.perf_counter(), os.times()
@@ -96,7 +101,7 @@ def main() -> int:
     args = ap.parse_args()
 
     print(f"python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs")
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average before: {load()}")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.keep) if args.keep else Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
@@ -140,7 +145,7 @@ def main() -> int:
             " cutting, SQLite) and in the parsing processes (XML, rows); the writer-bound ceiling is"
             " 1000 / writer ms citations/s, reached with enough cores for the workers."
         )
-        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print(f"load average after: {load()}")
     return 0
 
 

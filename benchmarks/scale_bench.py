@@ -33,7 +33,7 @@ from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
 
-from ingest_bench import measure, plain
+from ingest_bench import load, measure, plain
 from store_bench import TAGGED
 from synthetic_medline import write_files
 
@@ -171,7 +171,7 @@ def main() -> int:
     args = ap.parse_args()
 
     print(f"python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs")
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average before: {load()}")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.dir) if args.dir else Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
@@ -184,7 +184,7 @@ def main() -> int:
                 print(f"store {kept}: {len(store):,} citations (search only)")
             print(f"\nsearch ({args.repeat} warm runs per query)")
             searches(kept, args.repeat, args.budget)
-            print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            print(f"\nload average after: {load()}")
             return 0
         t = time.perf_counter()
         data = out / f"synthetic-{args.n}"
@@ -233,7 +233,7 @@ def main() -> int:
             store.optimize()
         print(f"\nafter MedlineStore.optimize() ({time.perf_counter() - t:.0f} s)")
         searches(store_path, args.repeat, args.budget)
-        print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print(f"\nload average after: {load()}")
     return 0
 
 
