@@ -79,7 +79,7 @@ def is_loopback(host: str) -> bool:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from ebm.ask import AskConfig
+    from ebm.ask import AskConfig, default_resources
     from ebm.frame import load_frames
 
     if not 0 <= args.port <= 65535:
@@ -98,9 +98,9 @@ def run_serve(args: argparse.Namespace) -> int:
         raise InputError(f"--db {args.db}: no such store (make one with `ebm corpus ingest --db PATH FILE`)")
     frames = load_frames(args.warm) if args.warm else []
     if args.rules is not None:
-        from ebm.resources import Resources
-
-        Resources.load(args.rules)  # refuse an invalid table now, with its file and line
+        # Refuse an invalid table now, with its file and line; loaded through the per-process
+        # cache, so the question reader (and a worker thread) reuse it instead of loading it again.
+        default_resources(args.rules)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     logging.getLogger("waitress").setLevel(logging.WARNING)
 
