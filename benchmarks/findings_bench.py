@@ -32,7 +32,7 @@ from ebm.medline.bundled import iter_bundled  # noqa: E402
 from ebm.paths import package_data  # noqa: E402
 from ebm.text.pipeline import TextPipeline  # noqa: E402
 from extractors.findings import MODEL_FILE, extract_findings, load_findings_model  # noqa: E402
-from extractors.outcome import load_model  # noqa: E402
+from extractors.outcome import load_model, shipped_model_path  # noqa: E402
 from extractors.outcome_cues import CueTable, read_cues  # noqa: E402
 
 WORDS = ("ibuprofen", "acetaminophen", "paracetamol")
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         model = load_findings_model(package_data(MODEL_FILE))
         loads.append(time.perf_counter() - t0)
-    outcome_model = load_model(package_data("models/outcome.json.gz"))
+    outcome_model = load_model(shipped_model_path())
     cue_path = ROOT / "rules" / "outcome_cues.tsv"
     cues = CueTable(read_cues(cue_path), cue_path)
     priors = {id(d): {o.sentence: o.probability for o in outcome_model.score(d, cues)} for d in docs}

@@ -26,6 +26,7 @@ import json
 import re
 import tarfile
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -193,18 +194,31 @@ def build(data: Path) -> list[dict[str, Any]]:
     return arts + out
 
 
-def read_corpus(path: Path) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    """Articles by PMCID and prompts, from a file written by this script."""
+Corpus = tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]  # articles by PMCID, prompts
+
+
+def articles_and_prompts(records: Iterable[dict[str, Any]]) -> Corpus:
+    """Articles by PMCID and prompts (in order) of the corpus records."""
     arts: dict[str, dict[str, Any]] = {}
     prompts: list[dict[str, Any]] = []
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            d = json.loads(line)
-            if d["kind"] == "article":
-                arts[d["pmcid"]] = d
-            else:
-                prompts.append(d)
+    for d in records:
+        if d["kind"] == "article":
+            arts[d["pmcid"]] = d
+        else:
+            prompts.append(d)
     return arts, prompts
+
+
+def read_corpus(path: Path) -> Corpus:
+    """Articles by PMCID and prompts, from a file written by this script."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return articles_and_prompts(map(json.loads, f))
+
+
+def load_corpus(path: Path | None) -> Corpus:
+    """Articles and prompts from a file written by this script, or built from ../shared
+    (``DEFAULT_DATA``) when ``path`` is None."""
+    return articles_and_prompts(build(DEFAULT_DATA)) if path is None else read_corpus(path)
 
 
 def main() -> None:

@@ -89,20 +89,14 @@ class Prompt:
 
 def load_prompts(corpus: Path | None) -> list[Prompt]:
     """Every prompt with its article's Document, outcome prior and gold evidence sentences."""
-    from ebm.paths import package_data
     from ebm.text.pipeline import TextPipeline
-    from extractors.outcome import load_model
+    from extractors.outcome import load_model, shipped_model_path
 
-    if corpus is None:
-        records = bfc.build(bfc.DEFAULT_DATA)
-        arts = {r["pmcid"]: r for r in records if r["kind"] == "article"}
-        prompts = [r for r in records if r["kind"] == "prompt"]
-    else:
-        arts, prompts = bfc.read_corpus(corpus)
+    arts, prompts = bfc.load_corpus(corpus)
     from extractors.outcome_cues import CueTable, read_cues
 
     pipeline = TextPipeline()
-    outcome_model = load_model(package_data("models/outcome.json.gz"))
+    outcome_model = load_model(shipped_model_path())
     cue_path = ROOT / "rules" / "outcome_cues.tsv"
     cues = CueTable(read_cues(cue_path), cue_path)
     docs: dict[str, tuple[Document, dict[int, float]]] = {}
