@@ -50,13 +50,15 @@ import numpy as np
 
 from ebm.ask import AskConfig, Pipeline
 from ebm.errors import EbmError
+from ebm.evaluation.baselines import date_order
 from ebm.evaluation.bench import load_frames_dir, markdown_tables, read_pools
 from ebm.evaluation.kinds import kinds_by_query, relevant_count
 from ebm.evaluation.relevance import LEVELS
 from ebm.evaluation.report import build_report
 from ebm.evaluation.significance import wilcoxon
+from ebm.evaluation.sweep import ordered_run
 from ebm.evaluation.tasks import task_group
-from ebm.evaluation.trec import Run, read_qrels, run_from_ranked, run_from_rankings, write_run
+from ebm.evaluation.trec import Run, read_qrels, run_from_rankings, write_run
 from ebm.scoring.combine import minmax
 from ebm.scoring.fit import Question, cross_validate, fit, nested_cross_validate
 from ebm.scoring.ranker_prior import (
@@ -136,12 +138,6 @@ class QuestionData:
     pmids: list[str]
     cols: dict[str, list[float]]
     years: list[int | None]
-
-
-def date_order(pmids: Sequence[str], years: Sequence[int | None]) -> list[str]:
-    """Newest year first, unknown years last, pool order within a year (as ``ebm bench``)."""
-    order = sorted(range(len(pmids)), key=lambda i: (years[i] is None, -(years[i] or 0), i))
-    return [pmids[i] for i in order]
 
 
 def load_weak(path: Path) -> dict[str, Any]:
@@ -299,15 +295,11 @@ def run(args: argparse.Namespace) -> int:
 
     def scored(name: str, scores: Mapping[str, Sequence[float] | np.ndarray]) -> Run:
         # ties keep the pool order, as ebm ask (its retrieval order), ebm bench and the fit break them
-        ranked = {}
-        for q in qids:
-            values = [float(v) for v in scores[q]]
-            order = sorted(range(len(values)), key=lambda i: -values[i])
-            ranked[q] = [(docnos[q][i], values[i]) for i in order]
-        return run_from_ranked(name, ranked)
+        return ordered_run(name, [(q, docnos[q], np.asarray(scores[q], dtype=float)) for q in qids])
 
-    runs = [run_from_rankings("pool order", docnos)]
-    runs.append(run_from_rankings("date order", {q: date_order(docnos[q], data[q].years) for q in qids}))
+    pool = run_from_rankings("pool order", docnos)
+    years = {p: y for d in data.values() for p, y in zip(d.pmids, d.years, strict=True)}
+    runs = [pool, date_order(pool, years, name="date order")]  # as ebm bench's date baseline
     for ranker, label in (
         ("paper-ebm", "paper S_EBM"),
         ("combination", "paper combination"),
