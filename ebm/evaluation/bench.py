@@ -208,13 +208,11 @@ def ranker_run(components: Components, name: str, settings: Settings) -> Run | N
     """``ebm ask``'s ranking of each pool by the ranker ``name`` (``rankers.rank_columns``; ties
     in pool order), named by its ``bench_run``; None when the components lack a column it reads
     (a components file written before EBM+ was benched)."""
-    ranker = REGISTRY[name]
+    ranker, rs = REGISTRY[name], settings.ranker_settings()
     ranked = {}
     for q in components.questions:
         try:
-            r = rank_columns(
-                name, question_columns(q), range(1, len(q.docnos) + 1), settings.ranker_settings()
-            )
+            r = rank_columns(name, question_columns(q), range(1, len(q.docnos) + 1), rs)
         except KeyError:
             return None
         ranked[q.qid] = [(q.docnos[i], r.scores[i]) for i in r.order]

@@ -67,8 +67,7 @@ def score_soe(
     grade from publication types, or from the predicted design), or just what the study-type
     table says (``Evidence.study``; None: no publication types or MeSH), so the grade shown is
     the annotation's."""
-    evidence = study if isinstance(study, Evidence) else None
-    found: StudyEvidence | None = evidence.study if evidence is not None else study  # type: ignore[assignment]
+    evidence, found = (study, study.study) if isinstance(study, Evidence) else (None, study)
     out: list[Contribution] = []
     # journal
     row = rules.journals.match(citation.journal)
