@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from ebm.errors import InputError
+from ebm.errors import DataError, InputError
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,17 @@ class FeatureWeights:
                 raise InputError(f"{path}: weight of {name!r} must be a number, not {w!r}")
             weights[name] = float(w)
         return cls(weights, str(path), str(data.get("note", "")))
+
+    @classmethod
+    def read_shipped(cls, name: str, remedy: str) -> Self:
+        """The weights file ``name`` shipped in ``ebm/data``; a ``DataError`` saying how to make
+        it (``remedy``: the command) when it is missing."""
+        from ebm.paths import package_data
+
+        path = package_data(name)
+        if not path.is_file():
+            raise DataError(f"{cls.LABEL} weights missing: {path} (run {remedy})")
+        return cls.read(path)
 
     def to_toml(self, note: str = "") -> str:
         lines = [f"# {line}".rstrip() for line in (note or self.note).splitlines()]

@@ -22,7 +22,7 @@ from functools import cache
 
 import numpy as np
 
-from ebm.errors import DataError, InputError
+from ebm.errors import InputError
 from ebm.scoring.combine import minmax
 from ebm.scoring.feature_weights import FeatureWeights
 
@@ -102,14 +102,7 @@ class PriorWeights(FeatureWeights):
 
 @cache
 def shipped_prior_weights() -> PriorWeights:
-    from ebm.paths import package_data
-
-    path = package_data(PRIOR_WEIGHTS_FILE)
-    if not path.is_file():
-        raise DataError(
-            f"ebm-prior weights missing: {path} (run scripts/eval_rankers.py --prior --write-prior)"
-        )
-    return PriorWeights.read(path)
+    return PriorWeights.read_shipped(PRIOR_WEIGHTS_FILE, "scripts/eval_rankers.py --prior --write-prior")
 
 
 def prior_parts(cols: Mapping[str, Sequence[float]], weights: PriorWeights) -> list[dict[str, float]]:

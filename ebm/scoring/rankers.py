@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from ebm.errors import DataError, InputError
+from ebm.errors import InputError
 from ebm.scoring.combine import ALPHA, minmax
 from ebm.scoring.ebm_score import EbmScore, Weights
 from ebm.scoring.feature_weights import FeatureWeights
@@ -137,12 +137,7 @@ class PlusWeights(FeatureWeights):
 
 @cache
 def shipped_weights() -> PlusWeights:
-    from ebm.paths import package_data
-
-    path = package_data(WEIGHTS_FILE)
-    if not path.is_file():
-        raise DataError(f"EBM+ weights missing: {path} (run scripts/eval_rankers.py --fit --write)")
-    return PlusWeights.read(path)
+    return PlusWeights.read_shipped(WEIGHTS_FILE, "scripts/eval_rankers.py --fit --write")
 
 
 @dataclass(frozen=True)
