@@ -109,7 +109,7 @@ def _components(args: argparse.Namespace) -> tuple[Any, dict[str, str] | None, l
                 raise InputError(f"no question of {args.pools} has a frame in {args.frames}")
         else:
             pools, queries = retrieve_pools(
-                frames, store, args.pool_size, resources, retrieval=getattr(args, "retrieval", "bm25")
+                frames, store, args.pool_size, resources, retrieval=args.retrieval
             )
             args.out.mkdir(parents=True, exist_ok=True)
             from ebm.evaluation.bench import pools_run
