@@ -65,6 +65,7 @@ from ebm.web.question import Asked, QuestionReader, Readers
 log = logging.getLogger("ebm.web")
 
 MAX_REQUEST = 64 * 1024  # bytes: a frame is a few hundred
+API_PREFIX = "/api/"  # the JSON API: its errors are JSON too (here and in ebm.web.server)
 API_WAIT_GRACE = 30.0  # POST /api/ask waits the question's deadline and this, then gives the job URL
 API_WAIT_NO_DEADLINE = 120.0  # ... or this long when questions have no deadline
 # Request threads that may wait for an answer at once: the others stay free for pages and
@@ -294,7 +295,7 @@ def create_app(
     # --- errors: a page (or JSON under /api/) with the message, never a traceback ------------------
 
     def wants_json() -> bool:
-        return request.path.startswith("/api/")
+        return request.path.startswith(API_PREFIX)
 
     @app.errorhandler(FieldError)
     def field_error(exc: FieldError) -> Any:
@@ -382,13 +383,18 @@ class _ReaderUnavailable(DataError):
     pass
 
 
+def too_large(limit: int) -> str:
+    """The 413 message (also waitress's, ``ebm.web.server``, for a body over ``limit`` bytes)."""
+    return f"the request is too large (at most {limit // 1024} KiB)"
+
+
 # A failed question's HTTP status by the kind of error (see ``Job.error_kind``).
 _ERROR_STATUS = {"input": 400, "service": 502, "data": 503, "internal": 500}
 
 _HTTP_MESSAGES = {
     404: "no such page",
     405: "this address does not take that kind of request",
-    413: f"the request is too large (at most {MAX_REQUEST // 1024} KiB)",
+    413: too_large(MAX_REQUEST),
 }
 
 

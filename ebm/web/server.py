@@ -15,9 +15,7 @@ from waitress.channel import HTTPChannel
 from waitress.server import create_server
 from waitress.task import ErrorTask
 
-API_PREFIX = "/api/"
-# waitress's reasons in words a client can act on (the app's own messages for the same codes).
-MESSAGES = {413: "the request is too large (at most {limit} KiB)"}
+from ebm.web.app import API_PREFIX, too_large
 
 
 class JsonErrorTask(ErrorTask):  # type: ignore[misc]
@@ -29,8 +27,9 @@ class JsonErrorTask(ErrorTask):  # type: ignore[misc]
             super().execute()
             return
         e = self.request.error
-        limit = self.channel.server.adj.max_request_body_size // 1024
-        message = MESSAGES.get(e.code, "{reason}: {body}").format(limit=limit, reason=e.reason, body=e.body)
+        # waitress's reason in words a client can act on (the app's own message for a 413).
+        limit = self.channel.server.adj.max_request_body_size
+        message = too_large(limit) if e.code == 413 else f"{e.reason}: {e.body}"
         body = json.dumps({"error": message, "field": None}).encode()
         self.status = f"{e.code} {e.reason}"
         self.response_headers.extend(
