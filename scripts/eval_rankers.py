@@ -480,8 +480,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.per_task:
         text = text.split("\n\n**", 1)[0] + "\n"
     print(text)
-    kind_text = markdown_tables(by_kind).split("\n\n**", 1)[1]  # the all-tasks table is above
-    kind_text = "**" + kind_text
+    kind_text = markdown_tables(by_kind, all_tasks=False)  # the all-tasks table is above
     print("Per question kind (few: 1-2 lenient-relevant citations; many: more)\n\n" + kind_text)
     # the paper compared S_EBM with PubMed's order (newest first): each S_EBM form against date order
     for level, report in reports.items():

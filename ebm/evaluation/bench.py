@@ -370,11 +370,15 @@ def _md_cell(cell: Cell) -> str:
     return f"{text} ({change.replace('-', '−')}) {mark}" if change else f"{text} {mark}"
 
 
-def markdown_tables(reports: Mapping[str, Report], labels: Mapping[str, str] | None = None) -> str:
-    """Markdown tables: across all tasks, then per clinical task, runs x levels x measures."""
+def markdown_tables(
+    reports: Mapping[str, Report], labels: Mapping[str, str] | None = None, *, all_tasks: bool = True
+) -> str:
+    """Markdown tables, runs x levels x measures: across all tasks (left out with
+    ``all_tasks=False``: a second grouping printed under the first), then per group of the reports
+    (clinical task, question kind)."""
     labels = labels or {}
     first = next(iter(reports.values()))
-    groups = [ALL_TASKS, *first.task_names()]
+    groups = [*([ALL_TASKS] if all_tasks else []), *first.task_names()]
     out = []
     for task in groups:
         n = len(first.group_qids(task))
@@ -452,10 +456,10 @@ class BenchResult:
             written[f"diagnosis {level}"] = path
         md = out / "bench.md"
         notes = "".join(f"\n- {n}" for n in self.notes)
-        kinds = markdown_tables(self.by_kind, RUN_LABELS).split("\n\n**", 1) if self.by_kind else []
-        by_kind = (
-            f"\nBy question kind (few: 1-2 lenient-relevant, many: more)\n\n**{kinds[1]}" if kinds[1:] else ""
-        )
+        by_kind = ""
+        if self.by_kind:  # the all-tasks table is the one above
+            kinds = markdown_tables(self.by_kind, RUN_LABELS, all_tasks=False)
+            by_kind = f"\nBy question kind (few: 1-2 lenient-relevant, many: more)\n\n{kinds}"
         md.write_text(
             markdown_tables(self.reports, RUN_LABELS) + by_kind + (f"\nNotes:\n{notes}\n" if notes else ""),
             encoding="utf-8",
