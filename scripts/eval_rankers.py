@@ -309,7 +309,6 @@ def run(args: argparse.Namespace) -> int:
     if args.variants:
         for label, fn in VARIANTS.items():
             runs.append(scored(label, {q: fn(per_question[q]) for q in qids}))
-    if args.variants:
         for column in ALONE:
             runs.append(scored(f"{column} alone", {q: per_question[q][column] for q in qids}))
     shipped = settings.plus_weights()
