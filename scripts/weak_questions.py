@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     with (
         open_store(args.db, vocabulary=shipped_mesh) as store,
-        Pipeline(AskConfig(year=args.year), source=store) as pipeline,
+        Pipeline(AskConfig(year=args.year), source=store, resources=res) as pipeline,
     ):
         for source in pmids:
             if len(questions) >= args.n:
