@@ -224,24 +224,13 @@ def main() -> int:
         return 2
 
 
-def load_evidence_models() -> Any:
-    """The design model and the design grade table (app layer: shipped files)."""
-    from ebm.scoring.question_evidence import EvidenceModels
-    from extractors.design import design_model_path, load_design_model
-    from extractors.design_grade import load_design_grades
-
-    return EvidenceModels(
-        load_design_model(design_model_path()), load_design_grades(ROOT / "rules" / "design_grades.tsv")
-    )
-
-
 def collect(
     frames: dict[str, Any], pools: list[Any], args: argparse.Namespace
 ) -> tuple[dict[str, QuestionData], Any]:
     """Every column any ranker reads (``candidate_columns`` and the question-aware evidence
     columns) and the year of each candidate, per question; read from ``--cache`` when it holds
     the same questions and pools (``--recompute`` forces it)."""
-    from ebm.scoring.question_evidence import evidence_columns
+    from ebm.scoring.question_evidence import EvidenceModels, evidence_columns
     from ebm.store import open_store
 
     key = {q.qid: [c.pmid for c in q.candidates] for q in pools}
@@ -252,9 +241,10 @@ def collect(
             print(f"note: columns read from {args.cache}", file=sys.stderr)
             return {q: QuestionData(**v) for q, v in data["questions"].items()}, None
     config = AskConfig(year=args.year, ranker_weights=args.ranker_weights)
-    models = load_evidence_models()
     out: dict[str, QuestionData] = {}
     with open_store(args.db, vocabulary=shipped_mesh) as store, Pipeline(config, source=store) as pipeline:
+        # the design model and grade table the annotator grades the evidence with
+        models = EvidenceModels(pipeline.resources.design_model, pipeline.resources.design_grades)
         for pool in pools:
             found = {c.pmid: c for c in store.fetch(pool.pmids)}
             kept = [c for c in pool.candidates if c.pmid in found]

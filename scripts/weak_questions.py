@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from ebm.ask import AskConfig, Pipeline  # noqa: E402
 from ebm.errors import EbmError  # noqa: E402
-from ebm.scoring.question_evidence import evidence_columns  # noqa: E402
+from ebm.scoring.question_evidence import EvidenceModels, evidence_columns  # noqa: E402
 from ebm.scoring.rankers import candidate_columns  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -91,9 +91,6 @@ def run(args: argparse.Namespace) -> int:
     from ebm.resources import Resources
     from ebm.store import open_store
 
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from eval_rankers import load_evidence_models  # the same models as the dev columns
-
     with gzip.open(SHARED / "pubmedqa" / "ori_pqal.json.gz", "rt", encoding="utf-8") as f:
         pqa: dict[str, Any] = json.load(f)
     excluded = bench_sources(SHARED / "bench" / "sources.tsv")
@@ -106,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         else load_question_cues(res.rules_dir / "question_cues.tsv")
     )
     roles = load_role_model(MODEL)
-    models = load_evidence_models()
+    models = EvidenceModels(res.design_model, res.design_grades)  # as scripts/eval_rankers.py
     questions: dict[str, Any] = {}
     qrels: dict[str, dict[str, int]] = {}
     skipped = {"not in pool": 0, "no frame": 0, "pool under 20": 0}
