@@ -123,8 +123,9 @@ def frame_findings(
     and the question-aware S_outcome: the best finding's confidence, 0 when the abstract reports
     none, None when the frame has no intervention (then there is nothing to compare).
 
-    One extraction serves both: the S_outcome is the best sentence at any confidence, as
-    ``ebm.scoring.question_evidence.findings_value`` computes it for the rankers' training."""
+    One extraction serves both: the S_outcome is the best sentence at any confidence, the
+    ``findings`` column ``ebm.scoring.rankers.candidate_columns`` gives the rankers (and their
+    training in ``scripts/eval_rankers.py``)."""
     from extractors.findings import extract_findings
 
     if not frame.intervention:
